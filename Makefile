@@ -1,0 +1,87 @@
+# acres_bridge: set-up, tests, demo and benchmarks on the pip-only path.
+#
+#   make demo    set up, then run the bridge against the reference simulator
+#   make test    set up, then lint, type-check and run the tests in a private network namespace
+#   make bench   set up, then print the benchmark table
+#
+# Set-up is idempotent and cached: a stamp per step, rebuilt only when its inputs change.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check
+STAMPS := $(VENV)/.stamps
+
+# No DDS traffic leaves the machine: discovery stays on localhost everywhere.
+export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
+export RMW_IMPLEMENTATION := rmw_fastrtps_cpp
+
+PACKAGE_INPUTS := setup.py setup.cfg package.xml $(shell git ls-files acres_bridge launch params msg_profiles resource 2>/dev/null)
+INTERFACE_INPUTS := tools/build_interfaces.py $(shell git ls-files interfaces 2>/dev/null)
+
+PYTEST_ARGS ?=
+
+.PHONY: help setup test lint typecheck pytest demo bench pins clean
+
+help:
+	@echo "make demo | make test | make bench | make setup | make pins | make clean"
+
+setup: $(STAMPS)/package
+
+$(STAMPS)/venv:
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	mkdir -p $(STAMPS)
+	touch $@
+
+$(STAMPS)/deps: $(STAMPS)/venv requirements.txt requirements-build.txt requirements-dev.txt constraints.txt
+	$(PIP) install --quiet -c constraints.txt pip setuptools wheel
+	$(PIP) install --quiet -c constraints.txt -r requirements.txt -r requirements-build.txt -r requirements-dev.txt
+	touch $@
+
+$(STAMPS)/interfaces: $(STAMPS)/deps $(INTERFACE_INPUTS)
+	$(PY) tools/build_interfaces.py
+	touch $@
+
+$(STAMPS)/package: $(STAMPS)/interfaces $(PACKAGE_INPUTS)
+	$(PIP) install --quiet --no-deps --no-build-isolation .
+	touch $@
+
+lint: setup
+	$(VENV)/bin/ruff check acres_bridge test tools
+	$(VENV)/bin/ruff format --check acres_bridge test tools
+
+typecheck: setup
+	$(VENV)/bin/mypy
+
+# The tests run inside a private network namespace with only loopback, where DDS works across
+# processes and nothing can leave the machine. Where unshare is not permitted, they run with
+# the localhost discovery range alone, and say so.
+pytest: setup
+	@if unshare -n true 2>/dev/null; then \
+	  unshare -n bash -c 'ip link set lo up && exec $(PY) -m pytest $(PYTEST_ARGS)'; \
+	else \
+	  echo "make test: unshare -n is not permitted here; running with ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST only"; \
+	  $(PY) -m pytest $(PYTEST_ARGS); \
+	fi
+
+test: lint typecheck pytest
+
+demo: setup
+	$(VENV)/bin/acres_topics --table polaris
+
+bench: setup
+	$(PY) -m bench
+
+# Re-resolve the newest versions allowed by the requirement files and write them to constraints.txt.
+pins:
+	rm -rf build/pins-venv && $(PYTHON) -m venv build/pins-venv
+	build/pins-venv/bin/pip install --quiet -U pip
+	build/pins-venv/bin/pip install --quiet -r requirements.txt -r requirements-build.txt -r requirements-dev.txt
+	{ sed -n '1,/Refresh: make pins/p' constraints.txt; build/pins-venv/bin/pip freeze --all; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
+
+clean:
+	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache

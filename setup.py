@@ -1,0 +1,42 @@
+"""acres_bridge: an ament_python package, installable with colcon or with pip."""
+
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "acres_bridge"
+
+
+def data_files() -> list[tuple[str, list[str]]]:
+    """Files that ROS tools find through the share directory of the package."""
+    files = [
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+    ]
+    for folder, pattern in (("launch", "*.launch.py"), ("params", "*.yaml"), ("msg_profiles", "*.yaml")):
+        found = sorted(glob(f"{folder}/{pattern}"))
+        if found:
+            files.append((f"share/{PACKAGE}/{folder}", found))
+    return files
+
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "test.*", "bench", "bench.*", "tools"]),
+    data_files=data_files(),
+    install_requires=["setuptools"],
+    zip_safe=False,
+    maintainer="ACRES simulator team",
+    maintainer_email="acres@purdue.edu",
+    description="ROS 2 bridge of the ACRES agricultural vehicle simulator",
+    license="Apache-2.0",
+    tests_require=["pytest"],
+    entry_points={
+        "console_scripts": [
+            "acres_topics = acres_bridge.topics_cli:main",
+        ],
+        # Node classes that the component container loads by name.
+        "acres_bridge.components": [],
+    },
+)

@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Build the interface packages under interfaces/ into a prefix, each only when it is needed.
+
+A package is skipped when the environment already provides it (a ROS 2 distribution on
+AMENT_PREFIX_PATH outside the target prefix: its definitions win), and when it was built into
+the prefix before from the same definitions, pins and dependencies (a fingerprint stored in
+its installed share directory). Anything else is configured, compiled and installed with
+cmake, in dependency order.
+
+Run it with the interpreter of the target environment: its sysconfig and numpy give the
+include paths that the PyPI wheels' exported cmake files must point at.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+INTERFACES = ROOT / "interfaces"
+FINGERPRINT_NAME = "acres_build_fingerprint"
+
+# Include paths of the machine that built the PyPI wheels, baked into their exported cmake files.
+WHEEL_BUILD_PYTHON_INCLUDE = "/opt/python/cp311-cp311/include/python3.11"
+WHEEL_BUILD_NUMPY_INCLUDE = "/opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include"
+
+
+@dataclass(frozen=True)
+class InterfacePackage:
+    """One interface package of this tree and the packages it depends on."""
+
+    name: str
+    path: Path
+    depends: tuple[str, ...]
+
+
+def discover() -> dict[str, InterfacePackage]:
+    """Read every interfaces/*/package.xml."""
+    found: dict[str, InterfacePackage] = {}
+    for manifest in sorted(INTERFACES.glob("*/package.xml")):
+        root = ET.parse(manifest).getroot()
+        name = root.findtext("name", "").strip()
+        depends = tuple(
+            element.text.strip()
+            for tag in ("depend", "build_depend")
+            for element in root.findall(tag)
+            if element.text
+        )
+        found[name] = InterfacePackage(name=name, path=manifest.parent, depends=depends)
+    return found
+
+
+def build_order(packages: dict[str, InterfacePackage]) -> list[InterfacePackage]:
+    """Packages sorted so that each comes after those of this tree it depends on."""
+    ordered: list[InterfacePackage] = []
+    visiting: set[str] = set()
+
+    def visit(name: str) -> None:
+        if any(p.name == name for p in ordered):
+            return
+        if name in visiting:
+            raise SystemExit(f"build_interfaces: dependency cycle through {name}")
+        visiting.add(name)
+        for dep in packages[name].depends:
+            if dep in packages:
+                visit(dep)
+        visiting.discard(name)
+        ordered.append(packages[name])
+
+    for name in sorted(packages):
+        visit(name)
+    return ordered
+
+
+def provider_outside(name: str, prefix: Path) -> Path | None:
+    """The prefix on AMENT_PREFIX_PATH, other than ours, that already has this package."""
+    ours = prefix.resolve()
+    for entry in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
+        if not entry:
+            continue
+        resolved = Path(entry).resolve()
+        if resolved == ours or ours in resolved.parents:  # colcon installs each package below the prefix
+            continue
+        if (Path(entry) / "share" / "ament_index" / "resource_index" / "packages" / name).exists():
+            return Path(entry)
+    return None
+
+
+def fingerprint(package: InterfacePackage, extra: list[Path], dependency_prints: list[str]) -> str:
+    """A digest of the package's files, the pins and the fingerprints of its dependencies."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in package.path.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(package.path)).encode())
+        digest.update(path.read_bytes())
+    for path in extra:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes() if path.exists() else b"")
+    for dependency_print in dependency_prints:
+        digest.update(dependency_print.encode())
+    digest.update(sys.version.encode())
+    return digest.hexdigest()
+
+
+def stamp_path(prefix: Path, name: str) -> Path:
+    return prefix / "share" / name / FINGERPRINT_NAME
+
+
+def fix_wheel_cmake_exports(prefix: Path) -> int:
+    """Point the wheels' exported cmake files at this interpreter's include directories."""
+    import numpy  # noqa: PLC0415  (the target environment's; --list-provided runs without it)
+
+    replacements = {
+        WHEEL_BUILD_PYTHON_INCLUDE: sysconfig.get_paths()["include"],
+        WHEEL_BUILD_NUMPY_INCLUDE: numpy.get_include(),
+    }
+    changed = 0
+    for export in prefix.glob("share/*/cmake/*Export.cmake"):
+        text = export.read_text()
+        new = text
+        for old, replacement in replacements.items():
+            new = new.replace(old, replacement)
+        if new != text:
+            export.write_text(new)
+            changed += 1
+    return changed
+
+
+def cmake_build(package: InterfacePackage, prefix: Path, build_root: Path, jobs: int) -> None:
+    """Configure, compile and install one package into the prefix."""
+    build_dir = build_root / package.name
+    env = dict(os.environ)
+    env["AMENT_PREFIX_PATH"] = os.pathsep.join(
+        p for p in (str(prefix), os.environ.get("AMENT_PREFIX_PATH", "")) if p
+    )
+    env["CMAKE_PREFIX_PATH"] = os.pathsep.join(
+        p for p in (str(prefix), os.environ.get("CMAKE_PREFIX_PATH", "")) if p
+    )
+    env["PATH"] = os.pathsep.join((str(prefix / "bin"), env.get("PATH", "")))
+    python = prefix / "bin" / "python"
+    configure = [
+        "cmake",
+        "-S",
+        str(package.path),
+        "-B",
+        str(build_dir),
+        f"-DCMAKE_INSTALL_PREFIX={prefix}",
+        f"-DPython3_EXECUTABLE={python if python.exists() else sys.executable}",
+        "-DBUILD_TESTING=OFF",
+        "-DCMAKE_BUILD_TYPE=Release",
+    ]
+    for command in (
+        configure,
+        ["cmake", "--build", str(build_dir), "--parallel", str(jobs)],
+        ["cmake", "--install", str(build_dir)],
+    ):
+        result = subprocess.run(  # noqa: PLW1510  (the return code is checked below)
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        if result.returncode != 0:
+            sys.stderr.write(result.stdout[-20000:])
+            raise SystemExit(f"build_interfaces: {package.name}: '{' '.join(command[:3])} ...' failed")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--prefix", type=Path, default=Path(sys.prefix), help="install prefix (default: this venv)"
+    )
+    parser.add_argument("--build-dir", type=Path, default=ROOT / "build" / "interfaces")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument(
+        "--pins",
+        type=Path,
+        action="append",
+        default=[ROOT / "constraints.txt"],
+        help="files whose change forces a rebuild (default: constraints.txt)",
+    )
+    parser.add_argument(
+        "--list-provided",
+        action="store_true",
+        help="print the packages the environment already provides, then exit",
+    )
+    args = parser.parse_args(argv)
+    prefix: Path = args.prefix.resolve()
+
+    packages = discover()
+    ordered = build_order(packages)
+    if args.list_provided:
+        print(" ".join(p.name for p in ordered if provider_outside(p.name, prefix)))
+        return 0
+
+    fixed = fix_wheel_cmake_exports(prefix)
+    if fixed:
+        print(f"build_interfaces: pointed {fixed} exported cmake files at this interpreter")
+    prints: dict[str, str] = {}
+    for package in ordered:
+        provider = provider_outside(package.name, prefix)
+        if provider is not None:
+            print(f"build_interfaces: {package.name}: provided by {provider}, not built")
+            prints[package.name] = f"external:{provider}"
+            continue
+        wanted = fingerprint(package, args.pins, [prints[d] for d in package.depends if d in prints])
+        prints[package.name] = wanted
+        stamp = stamp_path(prefix, package.name)
+        if stamp.exists() and stamp.read_text().strip() == wanted:
+            print(f"build_interfaces: {package.name}: up to date")
+            continue
+        started = time.monotonic()
+        print(f"build_interfaces: {package.name}: building ...", flush=True)
+        cmake_build(package, prefix, args.build_dir, args.jobs)
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(wanted + "\n")
+        print(f"build_interfaces: {package.name}: built in {time.monotonic() - started:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    if shutil.which("cmake") is None:
+        raise SystemExit("build_interfaces: cmake is not on PATH")
+    raise SystemExit(main())

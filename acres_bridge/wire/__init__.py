@@ -1,0 +1,59 @@
+"""The wire protocol between the simulator and the bridge: framing and messages.
+
+The one place that knows the bytes; both acres_sim and the bridge's ingest use it.
+See docs/protocol.md.
+"""
+
+from acres_bridge.wire.errors import ProtocolError
+from acres_bridge.wire.frames import MAGIC, PROTOCOL_VERSION, Frame, FrameKind, FrameReader, encode_frame
+from acres_bridge.wire.messages import (
+    AgentEntry,
+    AgentReset,
+    ClientHello,
+    Clock,
+    EpisodeInfo,
+    ErrorReply,
+    Hello,
+    InsSample,
+    ResetSession,
+    SensorMeta,
+    SensorMount,
+    SetState,
+    SimState,
+    StepDone,
+    StepRequest,
+    StepStatus,
+    StreamMark,
+    encode,
+)
+from acres_bridge.wire.registry import DECODERS, decode
+
+__all__ = [
+    "DECODERS",
+    "MAGIC",
+    "PROTOCOL_VERSION",
+    "AgentEntry",
+    "AgentReset",
+    "ClientHello",
+    "Clock",
+    "EpisodeInfo",
+    "ErrorReply",
+    "Frame",
+    "FrameKind",
+    "FrameReader",
+    "Hello",
+    "InsSample",
+    "ProtocolError",
+    "ResetSession",
+    "SensorMeta",
+    "SensorMount",
+    "SetState",
+    "SimState",
+    "StepDone",
+    "StepRequest",
+    "StepStatus",
+    "StreamMark",
+    "decode",
+    "encode",
+    "encode_frame",
+]

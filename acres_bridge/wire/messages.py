@@ -1,0 +1,642 @@
+"""The messages of the wire protocol and their codecs; docs/protocol.md describes each field.
+
+Low-rate control messages are JSON objects (UTF-8), checked field by field on decode.
+High-rate messages (clock, INS, step requests, marks) are fixed-size little-endian structs.
+Every decode_* raises ProtocolError, with the message kind and the bad field named, for any
+payload that does not match; nothing else escapes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from dataclasses import asdict, dataclass, field, fields
+from enum import IntEnum
+from typing import Any, TypeVar
+
+from acres_bridge.wire.errors import ProtocolError
+from acres_bridge.wire.frames import PROTOCOL_VERSION, FrameKind, encode_frame
+
+__all__ = [
+    "AgentEntry",
+    "AgentReset",
+    "ClientHello",
+    "Clock",
+    "EpisodeInfo",
+    "ErrorReply",
+    "Hello",
+    "InsSample",
+    "ResetSession",
+    "SensorMeta",
+    "SensorMount",
+    "SetState",
+    "SimState",
+    "StepDone",
+    "StepRequest",
+    "StepStatus",
+    "StreamMark",
+    "decode_agent_reset",
+    "decode_client_hello",
+    "decode_clock",
+    "decode_episode",
+    "decode_error",
+    "decode_hello",
+    "decode_ins",
+    "decode_reset_session",
+    "decode_sensor_meta",
+    "decode_set_state",
+    "decode_step_done",
+    "decode_step_request",
+    "decode_stream_mark",
+    "encode",
+]
+
+
+class SimState(IntEnum):
+    """The simulation state as the spec's Episode message numbers it."""
+
+    STOPPED = 0
+    PLAYING = 1
+    PAUSED = 2
+
+
+SOURCES = ("unreal", "core")
+VEHICLES = ("polaris", "maxxum")
+CLIENT_ROLES = ("control", "sensor", "vehicle")
+SENSOR_KINDS = ("ins", "lidar", "camera", "frame")
+
+
+# ---- JSON messages ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentEntry:
+    """One agent of a session and the ports of its channels (0 = the channel does not exist)."""
+
+    index: int
+    name: str
+    vehicle: str  # "polaris" | "maxxum"
+    sensor_port: int
+    vehicle_port: int
+    can_port: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Hello:
+    """The first frame of the control channel: what the session is."""
+
+    protocol_version: int
+    simulator: str
+    session_start_utc: str  # YYYYMMDDTHHMMSS
+    map: str
+    source: str  # "unreal" | "core"
+    lockstep: bool
+    seed: int
+    physics_hz: int
+    agents: tuple[AgentEntry, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClientHello:
+    """The first frame a bridge sends on any channel: its version and the channel's purpose."""
+
+    protocol_version: int
+    client: str
+    role: str  # "control" | "sensor" | "vehicle"
+    agent: int = 0  # the agent of a sensor or vehicle channel
+
+
+@dataclass(frozen=True, kw_only=True)
+class ErrorReply:
+    """A refusal: the sender closes the channel after it."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class EpisodeInfo:
+    """The episode clock (the spec's /sim/episode), sent at the start, on resets, on state changes."""
+
+    episode_id: str
+    episode: int
+    reset_epoch: int
+    step: int
+    stamp_ns: int
+    episode_time_s: float
+    state: int
+    lockstep: bool
+    seed: int
+    source: str
+    map: str
+    agents: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetState:
+    """Ask the simulator to play, pause or stop."""
+
+    state: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResetSession:
+    """Ask for a new episode of the whole session (vehicles back to their start poses)."""
+
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentReset:
+    """Move one agent to a pose of the world frame and stop it."""
+
+    agent: int
+    x_m: float
+    y_m: float
+    yaw_rad: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class SensorMount:
+    """A sensor of the rig: its frame and its mount pose below base_footprint."""
+
+    name: str
+    kind: str  # "ins" | "lidar" | "camera" | "frame" (a frame of the rig that is no sensor)
+    frame: str
+    xyz_m: tuple[float, float, float]
+    rpy_rad: tuple[float, float, float]
+    rate_hz: float  # 0 for a "frame"
+    parent: str = "base_footprint"
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SensorMeta:
+    """The first frame of a sensor stream: the agent, its georeference and its sensor rig."""
+
+    agent: int
+    vehicle: str
+    utm_epsg: int
+    world_origin_utm: tuple[float, float, float]
+    sensors: tuple[SensorMount, ...]
+
+
+# ---- binary messages -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """One physics step: the step number and its simulation time."""
+
+    step: int
+    stamp_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class StepRequest:
+    """Run `steps` physics steps; answered by StepDone with the same request_id.
+
+    command_seqs[i] is the sequence number of the last command the bridge sent on agent i's
+    vehicle channel before this request (0 = none): the simulator applies every command up to
+    it before the first step, whichever connection delivers first.
+    """
+
+    request_id: int
+    steps: int
+    command_seqs: tuple[int, ...] = ()
+
+
+class StepStatus(IntEnum):
+    """How the simulator answered a step request."""
+
+    DONE = 0  # the steps ran; every stream carries a mark at last_step after their data
+    NOT_PAUSED = 1  # refused: steps run only while the simulation is paused
+    STOPPED = 2  # refused: the simulation is stopped
+
+
+@dataclass(frozen=True, slots=True)
+class StepDone:
+    """The answer to a StepRequest: done through last_step, or refused (nothing ran)."""
+
+    request_id: int
+    last_step: int
+    status: int = StepStatus.DONE
+
+
+@dataclass(frozen=True, slots=True)
+class StreamMark:
+    """On a sensor or vehicle stream: all data made through last_step has been sent."""
+
+    last_step: int
+
+
+@dataclass(frozen=True, slots=True)
+class InsSample:
+    """One INS sample: the estimate with the error model, and the exact ground truth.
+
+    Positions in UTM (EPSG of the session), easting/northing/ellipsoidal height in m;
+    orientations as quaternions (x, y, z, w) of base_footprint in the grid ENU frame (yaw
+    counter-clockwise from grid east); velocity, angular rate and specific force in the body
+    frame of base_footprint (x forward, y left, z up) in m/s, rad/s, m/s^2. Covariances are the
+    diagonals (east, north, up), (x, y, z) and (roll, pitch, yaw).
+    """
+
+    step: int
+    stamp_ns: int
+    has_position: bool
+    position: tuple[float, float, float]
+    latitude_deg: float
+    longitude_deg: float
+    orientation: tuple[float, float, float, float]
+    velocity: tuple[float, float, float]
+    angular_rate: tuple[float, float, float]
+    specific_force: tuple[float, float, float]
+    position_variance: tuple[float, float, float]
+    velocity_variance: tuple[float, float, float]
+    attitude_variance: tuple[float, float, float]
+    true_position: tuple[float, float, float]
+    true_orientation: tuple[float, float, float, float]
+    true_speed: float
+
+
+_CLOCK = struct.Struct("<Qq")
+_STEP_REQUEST = struct.Struct("<IIQ")  # request_id, agent count, steps; then count x uint64
+_STEP_DONE = struct.Struct("<IIQ")  # request_id, status, last_step
+_STREAM_MARK = struct.Struct("<Q")
+_INS = struct.Struct("<QqIxxxx35d")
+INS_FLAG_POSITION = 1
+
+
+def encode(message: object) -> bytes:
+    """The whole frame (header and payload) of a message."""
+    kind = _KIND_OF.get(type(message))
+    if kind is None:
+        raise TypeError(f"no frame kind for {type(message).__name__}")
+    return encode_frame(kind, _encode_payload(message))
+
+
+def _encode_payload(message: object) -> bytes:
+    if isinstance(message, Clock):
+        return _CLOCK.pack(message.step, message.stamp_ns)
+    if isinstance(message, StepRequest):
+        seqs = message.command_seqs
+        return _STEP_REQUEST.pack(message.request_id, len(seqs), message.steps) + struct.pack(
+            f"<{len(seqs)}Q", *seqs
+        )
+    if isinstance(message, StepDone):
+        return _STEP_DONE.pack(message.request_id, message.status, message.last_step)
+    if isinstance(message, StreamMark):
+        return _STREAM_MARK.pack(message.last_step)
+    if isinstance(message, InsSample):
+        return _INS.pack(
+            message.step,
+            message.stamp_ns,
+            INS_FLAG_POSITION if message.has_position else 0,
+            *message.position,
+            message.latitude_deg,
+            message.longitude_deg,
+            *message.orientation,
+            *message.velocity,
+            *message.angular_rate,
+            *message.specific_force,
+            *message.position_variance,
+            *message.velocity_variance,
+            *message.attitude_variance,
+            *message.true_position,
+            *message.true_orientation,
+            message.true_speed,
+        )
+    return json.dumps(asdict(message), separators=(",", ":")).encode()  # type: ignore[call-overload]
+
+
+_KIND_OF: dict[type, FrameKind] = {
+    Hello: FrameKind.HELLO,
+    ClientHello: FrameKind.CLIENT_HELLO,
+    ErrorReply: FrameKind.ERROR,
+    EpisodeInfo: FrameKind.EPISODE,
+    Clock: FrameKind.CLOCK,
+    StepRequest: FrameKind.STEP_REQUEST,
+    StepDone: FrameKind.STEP_DONE,
+    SetState: FrameKind.SET_STATE,
+    ResetSession: FrameKind.RESET_SESSION,
+    AgentReset: FrameKind.AGENT_RESET,
+    SensorMeta: FrameKind.SENSOR_META,
+    InsSample: FrameKind.INS,
+    StreamMark: FrameKind.STREAM_MARK,
+}
+
+
+# ---- decoding --------------------------------------------------------------------------------
+
+
+def _unpack(what: str, layout: struct.Struct, payload: bytes) -> tuple[Any, ...]:
+    if len(payload) != layout.size:
+        raise ProtocolError(f"{what}: expected {layout.size} payload bytes, found {len(payload)}")
+    return layout.unpack(payload)
+
+
+def decode_clock(payload: bytes) -> Clock:
+    step, stamp_ns = _unpack("CLOCK", _CLOCK, payload)
+    if stamp_ns < 0:
+        raise ProtocolError(f"CLOCK: stamp_ns must not be negative, found {stamp_ns}")
+    return Clock(step, stamp_ns)
+
+
+def decode_step_request(payload: bytes) -> StepRequest:
+    if len(payload) < _STEP_REQUEST.size:
+        raise ProtocolError(
+            f"STEP_REQUEST: expected at least {_STEP_REQUEST.size} bytes, found {len(payload)}"
+        )
+    request_id, count, steps = _STEP_REQUEST.unpack_from(payload)
+    if len(payload) != _STEP_REQUEST.size + 8 * count:
+        raise ProtocolError(
+            f"STEP_REQUEST: {count} command sequence numbers need {_STEP_REQUEST.size + 8 * count} bytes, "
+            f"found {len(payload)}"
+        )
+    if steps < 1:
+        raise ProtocolError(f"STEP_REQUEST: steps must be at least 1, found {steps}")
+    seqs = struct.unpack_from(f"<{count}Q", payload, _STEP_REQUEST.size)
+    return StepRequest(request_id, steps, tuple(seqs))
+
+
+def decode_step_done(payload: bytes) -> StepDone:
+    request_id, status, last_step = _unpack("STEP_DONE", _STEP_DONE, payload)
+    if status not in tuple(StepStatus):
+        raise ProtocolError(f"STEP_DONE: unknown status {status}")
+    return StepDone(request_id, last_step, status)
+
+
+def decode_stream_mark(payload: bytes) -> StreamMark:
+    return StreamMark(*_unpack("STREAM_MARK", _STREAM_MARK, payload))
+
+
+def decode_ins(payload: bytes) -> InsSample:
+    values = _unpack("INS", _INS, payload)
+    step, stamp_ns, flags = values[:3]
+    numbers = values[3:]
+    if stamp_ns < 0:
+        raise ProtocolError(f"INS: stamp_ns must not be negative, found {stamp_ns}")
+    if flags & ~INS_FLAG_POSITION:
+        raise ProtocolError(f"INS: unknown flags {flags:#x}")
+    has_position = bool(flags & INS_FLAG_POSITION)
+    # Without a fix the position fields carry no meaning (NaN is allowed there); all else must be finite.
+    checked = numbers if has_position else numbers[5:]
+    if not all(math.isfinite(value) for value in checked):
+        raise ProtocolError("INS: a field that must be finite is NaN or infinite")
+    n = numbers
+    return InsSample(
+        step=step,
+        stamp_ns=stamp_ns,
+        has_position=has_position,
+        position=(n[0], n[1], n[2]),
+        latitude_deg=n[3],
+        longitude_deg=n[4],
+        orientation=(n[5], n[6], n[7], n[8]),
+        velocity=(n[9], n[10], n[11]),
+        angular_rate=(n[12], n[13], n[14]),
+        specific_force=(n[15], n[16], n[17]),
+        position_variance=(n[18], n[19], n[20]),
+        velocity_variance=(n[21], n[22], n[23]),
+        attitude_variance=(n[24], n[25], n[26]),
+        true_position=(n[27], n[28], n[29]),
+        true_orientation=(n[30], n[31], n[32], n[33]),
+        true_speed=n[34],
+    )
+
+
+def _json_object(what: str, payload: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise ProtocolError(f"{what}: payload is not a UTF-8 JSON object ({error})") from None
+    if not isinstance(data, dict):
+        raise ProtocolError(f"{what}: payload must be a JSON object, found {type(data).__name__}")
+    return data
+
+
+def _get(what: str, data: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
+    if key not in data:
+        if default is ...:
+            raise ProtocolError(f"{what}: missing field {key!r}")
+        return default
+    value = data[key]
+    ok = isinstance(value, kind) and not (isinstance(value, bool) and kind in (int, float, (int, float)))
+    if kind is bool:
+        ok = isinstance(value, bool)
+    if not ok:
+        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+        raise ProtocolError(f"{what}: field {key!r} must be {names}, found {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ProtocolError(f"{what}: field {key!r} must be finite, found {value!r}")
+    return value
+
+
+def _number(what: str, data: dict[str, Any], key: str) -> float:
+    return float(_get(what, data, key, (int, float)))
+
+
+def _non_negative(what: str, data: dict[str, Any], key: str, *, bits: int = 64) -> int:
+    value: int = _get(what, data, key, int)
+    if not 0 <= value < 1 << bits:
+        raise ProtocolError(f"{what}: field {key!r} must be a {bits}-bit unsigned integer, found {value}")
+    return value
+
+
+def _one_of(what: str, data: dict[str, Any], key: str, allowed: tuple[str, ...]) -> str:
+    value: str = _get(what, data, key, str)
+    if value not in allowed:
+        raise ProtocolError(f"{what}: field {key!r} must be one of {', '.join(allowed)}, found {value!r}")
+    return value
+
+
+def _port(what: str, data: dict[str, Any], key: str) -> int:
+    value = _non_negative(what, data, key) if key in data else 0
+    if value > 65535:
+        raise ProtocolError(f"{what}: field {key!r} is not a port, found {value}")
+    return value
+
+
+def _version(what: str, data: dict[str, Any]) -> int:
+    version: int = _get(what, data, "protocol_version", int)
+    if version != PROTOCOL_VERSION:
+        raise ProtocolError(
+            f"{what}: the peer speaks protocol version {version}, this side speaks {PROTOCOL_VERSION}",
+            version_mismatch=version,
+        )
+    return version
+
+
+def _state(what: str, data: dict[str, Any]) -> int:
+    state: int = _get(what, data, "state", int)
+    if state not in tuple(SimState):
+        raise ProtocolError(f"{what}: field 'state' must be 0, 1 or 2, found {state}")
+    return state
+
+
+def _triple(what: str, data: dict[str, Any], key: str) -> tuple[float, float, float]:
+    value = _get(what, data, key, list)
+    if len(value) != 3 or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in value
+    ):
+        raise ProtocolError(f"{what}: field {key!r} must be 3 finite numbers, found {value!r}")
+    return (float(value[0]), float(value[1]), float(value[2]))
+
+
+def decode_hello(payload: bytes) -> Hello:
+    what = "HELLO"
+    data = _json_object(what, payload)
+    version = _version(what, data)
+    raw_agents = _get(what, data, "agents", list)
+    if not raw_agents:
+        raise ProtocolError(f"{what}: a session has at least one agent")
+    agents = []
+    for position, raw in enumerate(raw_agents):
+        where = f"{what} agent {position}"
+        if not isinstance(raw, dict):
+            raise ProtocolError(f"{where}: must be an object, found {raw!r}")
+        index = _non_negative(where, raw, "index")
+        if index != position:
+            raise ProtocolError(f"{where}: index must be {position} (agents in order), found {index}")
+        name = _get(where, raw, "name", str)
+        if not name:
+            raise ProtocolError(f"{where}: name must not be empty")
+        agents.append(
+            AgentEntry(
+                index=index,
+                name=name,
+                vehicle=_one_of(where, raw, "vehicle", VEHICLES),
+                sensor_port=_port(where, raw, "sensor_port"),
+                vehicle_port=_port(where, raw, "vehicle_port"),
+                can_port=_port(where, raw, "can_port"),
+            )
+        )
+    names = [agent.name for agent in agents]
+    if len(set(names)) != len(names):
+        raise ProtocolError(f"{what}: agent names must be unique, found {names}")
+    physics_hz = _non_negative(what, data, "physics_hz")
+    if physics_hz == 0:
+        raise ProtocolError(f"{what}: physics_hz must be positive")
+    return Hello(
+        protocol_version=version,
+        simulator=_get(what, data, "simulator", str),
+        session_start_utc=_get(what, data, "session_start_utc", str),
+        map=_get(what, data, "map", str),
+        source=_one_of(what, data, "source", SOURCES),
+        lockstep=_get(what, data, "lockstep", bool),
+        seed=_non_negative(what, data, "seed", bits=32),
+        physics_hz=physics_hz,
+        agents=tuple(agents),
+    )
+
+
+def decode_client_hello(payload: bytes) -> ClientHello:
+    what = "CLIENT_HELLO"
+    data = _json_object(what, payload)
+    return ClientHello(
+        protocol_version=_version(what, data),
+        client=_get(what, data, "client", str),
+        role=_one_of(what, data, "role", CLIENT_ROLES),
+        agent=_non_negative(what, data, "agent") if "agent" in data else 0,
+    )
+
+
+def decode_error(payload: bytes) -> ErrorReply:
+    what = "ERROR"
+    data = _json_object(what, payload)
+    return ErrorReply(code=_get(what, data, "code", str), message=_get(what, data, "message", str))
+
+
+def decode_episode(payload: bytes) -> EpisodeInfo:
+    what = "EPISODE"
+    data = _json_object(what, payload)
+    agents = _get(what, data, "agents", list)
+    if not all(isinstance(name, str) for name in agents):
+        raise ProtocolError(f"{what}: field 'agents' must be a list of strings, found {agents!r}")
+    episode_time_s = _number(what, data, "episode_time_s")
+    if episode_time_s < 0:
+        raise ProtocolError(f"{what}: field 'episode_time_s' must not be negative, found {episode_time_s}")
+    return EpisodeInfo(
+        episode_id=_get(what, data, "episode_id", str),
+        episode=_non_negative(what, data, "episode", bits=32),
+        reset_epoch=_non_negative(what, data, "reset_epoch", bits=32),
+        step=_non_negative(what, data, "step"),
+        stamp_ns=_non_negative(what, data, "stamp_ns", bits=63),
+        episode_time_s=episode_time_s,
+        state=_state(what, data),
+        lockstep=_get(what, data, "lockstep", bool),
+        seed=_non_negative(what, data, "seed", bits=32),
+        source=_one_of(what, data, "source", SOURCES),
+        map=_get(what, data, "map", str),
+        agents=tuple(agents),
+    )
+
+
+def decode_set_state(payload: bytes) -> SetState:
+    what = "SET_STATE"
+    return SetState(state=_state(what, _json_object(what, payload)))
+
+
+def decode_reset_session(payload: bytes) -> ResetSession:
+    what = "RESET_SESSION"
+    data = _json_object(what, payload)
+    return ResetSession(reason=_get(what, data, "reason", str, ""))
+
+
+def decode_agent_reset(payload: bytes) -> AgentReset:
+    what = "AGENT_RESET"
+    data = _json_object(what, payload)
+    return AgentReset(
+        agent=_non_negative(what, data, "agent"),
+        x_m=_number(what, data, "x_m"),
+        y_m=_number(what, data, "y_m"),
+        yaw_rad=_number(what, data, "yaw_rad"),
+    )
+
+
+def decode_sensor_meta(payload: bytes) -> SensorMeta:
+    what = "SENSOR_META"
+    data = _json_object(what, payload)
+    raw_sensors = _get(what, data, "sensors", list)
+    sensors = []
+    for position, raw in enumerate(raw_sensors):
+        where = f"{what} sensor {position}"
+        if not isinstance(raw, dict):
+            raise ProtocolError(f"{where}: must be an object, found {raw!r}")
+        kind = _one_of(where, raw, "kind", SENSOR_KINDS)
+        rate_hz = _number(where, raw, "rate_hz")
+        if rate_hz < 0 or (rate_hz == 0) != (kind == "frame"):
+            raise ProtocolError(
+                f"{where}: rate_hz must be positive for a sensor, 0 for a frame; found {rate_hz}"
+            )
+        frame = _get(where, raw, "frame", str)
+        parent = _get(where, raw, "parent", str, "base_footprint")
+        if not frame or not parent:
+            raise ProtocolError(f"{where}: frame and parent must not be empty")
+        sensors.append(
+            SensorMount(
+                name=_get(where, raw, "name", str),
+                kind=kind,
+                frame=frame,
+                parent=parent,
+                xyz_m=_triple(where, raw, "xyz_m"),
+                rpy_rad=_triple(where, raw, "rpy_rad"),
+                rate_hz=rate_hz,
+                settings=_get(where, raw, "settings", dict, {}),
+            )
+        )
+    return SensorMeta(
+        agent=_non_negative(what, data, "agent"),
+        vehicle=_one_of(what, data, "vehicle", VEHICLES),
+        utm_epsg=_non_negative(what, data, "utm_epsg"),
+        world_origin_utm=_triple(what, data, "world_origin_utm"),
+        sensors=tuple(sensors),
+    )
+
+
+_T = TypeVar("_T")
+
+
+def field_names(cls: type[_T]) -> tuple[str, ...]:
+    """The field names of a message dataclass, in order (for the protocol document's tables)."""
+    return tuple(f.name for f in fields(cls))  # type: ignore[arg-type]

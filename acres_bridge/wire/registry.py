@@ -1,0 +1,35 @@
+"""Which decoder reads which frame kind."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from acres_bridge.wire import messages as m
+from acres_bridge.wire.errors import ProtocolError
+from acres_bridge.wire.frames import Frame, FrameKind
+
+__all__ = ["DECODERS", "decode"]
+
+DECODERS: dict[FrameKind, Callable[[bytes], object]] = {
+    FrameKind.HELLO: m.decode_hello,
+    FrameKind.CLIENT_HELLO: m.decode_client_hello,
+    FrameKind.ERROR: m.decode_error,
+    FrameKind.EPISODE: m.decode_episode,
+    FrameKind.CLOCK: m.decode_clock,
+    FrameKind.STEP_REQUEST: m.decode_step_request,
+    FrameKind.STEP_DONE: m.decode_step_done,
+    FrameKind.SET_STATE: m.decode_set_state,
+    FrameKind.RESET_SESSION: m.decode_reset_session,
+    FrameKind.AGENT_RESET: m.decode_agent_reset,
+    FrameKind.SENSOR_META: m.decode_sensor_meta,
+    FrameKind.INS: m.decode_ins,
+    FrameKind.STREAM_MARK: m.decode_stream_mark,
+}
+
+
+def decode(frame: Frame) -> object:
+    """The message of a frame; ProtocolError for a kind without a decoder or a bad payload."""
+    decoder = DECODERS.get(frame.kind)
+    if decoder is None:
+        raise ProtocolError(f"{frame.kind.name}: no decoder for this frame kind in this version")
+    return decoder(frame.payload)

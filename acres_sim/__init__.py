@@ -1,0 +1,102 @@
+"""acres_sim: the reference vehicle simulator of ACRES, its simulation core.
+
+A deterministic simulator of the ACRE tile: kinematic vehicles (the Polaris utility vehicle and the
+Maxxum tractor), a scripted route with a pure-pursuit autopilot, and an INS error model, on a
+120 Hz physics clock. This package has no networking and no ROS imports; a server speaks the wire
+protocol on top of ``World``.
+
+    world = World(seed=42, start_utc=datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC))
+    out = world.advance()          # step 1
+    for sample in out.ins:         # one InsSample per agent on INS steps
+        ...
+"""
+
+from acres_sim.clock import (
+    INS_RATE_HZ,
+    NS_PER_S,
+    PHYSICS_DT_S,
+    PHYSICS_RATE_HZ,
+    ins_due,
+    is_due,
+    sample_index,
+    step_stamp_ns,
+)
+from acres_sim.errors import AcresSimError, AgentError, ParamsError, WorldStateError
+from acres_sim.georef import ACRE_GEOREFERENCE, Georeference
+from acres_sim.ins import ErrorModel, InsModel, InsParams, InsSample
+from acres_sim.kinematics import (
+    STANDARD_GRAVITY,
+    BodyMotion,
+    Terrain,
+    VehicleState,
+    at_rest,
+    flat_terrain,
+    place,
+    step,
+)
+from acres_sim.route import FollowerCommand, FollowerParams, Route, RouteFollower, acre_loop
+from acres_sim.vehicles import MAXXUM, POLARIS, MaxxumParams, MountPose, PolarisParams, VehicleParams
+from acres_sim.world import (
+    DEFAULT_MAP,
+    AgentSpec,
+    AgentStatus,
+    Episode,
+    Pose2D,
+    SimState,
+    Source,
+    StepOutput,
+    VehicleKind,
+    World,
+)
+
+__all__ = [
+    "ACRE_GEOREFERENCE",
+    "DEFAULT_MAP",
+    "INS_RATE_HZ",
+    "MAXXUM",
+    "NS_PER_S",
+    "PHYSICS_DT_S",
+    "PHYSICS_RATE_HZ",
+    "POLARIS",
+    "STANDARD_GRAVITY",
+    "AcresSimError",
+    "AgentError",
+    "AgentSpec",
+    "AgentStatus",
+    "BodyMotion",
+    "Episode",
+    "ErrorModel",
+    "FollowerCommand",
+    "FollowerParams",
+    "Georeference",
+    "InsModel",
+    "InsParams",
+    "InsSample",
+    "MaxxumParams",
+    "MountPose",
+    "ParamsError",
+    "PolarisParams",
+    "Pose2D",
+    "Route",
+    "RouteFollower",
+    "SimState",
+    "Source",
+    "StepOutput",
+    "Terrain",
+    "VehicleKind",
+    "VehicleParams",
+    "VehicleState",
+    "World",
+    "WorldStateError",
+    "acre_loop",
+    "at_rest",
+    "flat_terrain",
+    "ins_due",
+    "is_due",
+    "place",
+    "sample_index",
+    "step",
+    "step_stamp_ns",
+]
+
+__version__ = "0.1.0"

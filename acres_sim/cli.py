@@ -1,0 +1,106 @@
+"""acres_sim: run the reference simulator.
+
+    acres_sim --lockstep --port 47100 --seed 42
+    acres_sim --vehicle maxxum
+    acres_sim --agent polaris:polaris --agent "polaris 2:polaris" --agent maxxum:maxxum
+
+It prints one line when it listens, then serves until SIGINT or SIGTERM (exit status 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from types import FrameType
+
+from acres_sim.server import SimServer
+from acres_sim.world import DEFAULT_MAP, AgentSpec, Source, VehicleKind, World
+
+__all__ = ["main", "parse_agent"]
+
+
+def parse_agent(text: str) -> AgentSpec:
+    """'name:vehicle' -> an AgentSpec; the vehicle is polaris or maxxum."""
+    name, sep, vehicle = text.rpartition(":")
+    if not sep or not name or vehicle not in ("polaris", "maxxum"):
+        raise argparse.ArgumentTypeError(f"expected NAME:polaris or NAME:maxxum, found {text!r}")
+    return AgentSpec(name=name, vehicle=VehicleKind(vehicle))
+
+
+def _utc(text: str) -> datetime:
+    try:
+        return datetime.strptime(text, "%Y%m%dT%H%M%S").replace(tzinfo=UTC)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected YYYYMMDDTHHMMSS, found {text!r}") from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="acres_sim", description="The ACRES reference simulator.")
+    parser.add_argument(
+        "--vehicle",
+        choices=("polaris", "maxxum"),
+        default="polaris",
+        help="the vehicle of a one-agent session (default polaris)",
+    )
+    parser.add_argument(
+        "--agent",
+        type=parse_agent,
+        action="append",
+        default=[],
+        metavar="NAME:VEHICLE",
+        help="an agent of the session, agent 0 first (repeat; overrides --vehicle)",
+    )
+    parser.add_argument("--seed", type=int, default=42, help="seed of the sensor noise (default 42)")
+    parser.add_argument("--lockstep", action="store_true", help="advance only on step requests")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default loopback)")
+    parser.add_argument("--port", type=int, default=47100, help="control port (default 47100; 0 = any)")
+    parser.add_argument("--map", default=DEFAULT_MAP, help=f"map name (default {DEFAULT_MAP})")
+    parser.add_argument("--core", action="store_true", help="an ACRES Core session (source core)")
+    parser.add_argument(
+        "--start-utc",
+        type=_utc,
+        default=None,
+        help="session start for the episode ids, YYYYMMDDTHHMMSS (default now)",
+    )
+    parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=args.log_level, format="acres_sim %(levelname)s: %(message)s")
+    if args.seed < 0 or args.seed >= 1 << 32:
+        parser.error("--seed must be in 0 .. 2^32-1")
+    agents = args.agent or [AgentSpec(name=args.vehicle, vehicle=VehicleKind(args.vehicle))]
+    start = args.start_utc or datetime.now(UTC).replace(microsecond=0)
+    world = World(
+        seed=args.seed,
+        start_utc=start,
+        agents=agents,
+        lockstep=args.lockstep,
+        map_name=args.map,
+        source=Source.CORE if args.core else Source.UNREAL,
+    )
+    try:
+        server = SimServer(world, host=args.host, port=args.port)
+    except OSError as error:
+        print(f"acres_sim: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
+        return 1
+
+    def stop(_signum: int, _frame: FrameType | None) -> None:
+        server.stop()
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    print(
+        f"acres_sim: listening on {args.host}:{server.control_port} "
+        f"({'lockstep' if args.lockstep else 'free run'}, seed {args.seed}, "
+        f"agents {', '.join(f'{a.name} ({a.vehicle})' for a in agents)})",
+        flush=True,
+    )
+    server.serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

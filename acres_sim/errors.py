@@ -1,0 +1,24 @@
+"""The exceptions of acres_sim. Each says when it is raised."""
+
+from __future__ import annotations
+
+__all__ = ["AcresSimError", "AgentError", "ParamsError", "WorldStateError"]
+
+
+class AcresSimError(Exception):
+    """Base of every error that acres_sim raises on purpose."""
+
+
+class ParamsError(AcresSimError, ValueError):
+    """Raised when a parameter or an input value is invalid: not finite, out of range, inconsistent.
+
+    The message names the parameter, the value found and what was expected.
+    """
+
+
+class AgentError(AcresSimError, LookupError):
+    """Raised when an agent index or name does not exist, or an agent list is malformed."""
+
+
+class WorldStateError(AcresSimError):
+    """Raised when an operation is not allowed in the current simulation state (advance while stopped)."""

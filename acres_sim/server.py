@@ -1,0 +1,438 @@
+"""The network side of the reference simulator: docs/protocol.md, served over loopback by default.
+
+One thread, one selector: the control listener, each agent's sensor and vehicle listeners, and
+every accepted connection. In free run (PLAYING) the world advances paced to wall time; in
+lockstep only on step requests, as fast as it can. Output is buffered per connection and
+flushed after each step (free run) or each request (lockstep), so a long request costs a
+handful of system calls, not one per message.
+"""
+
+from __future__ import annotations
+
+import logging
+import selectors
+import socket
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from acres_bridge.wire import (
+    PROTOCOL_VERSION,
+    AgentEntry,
+    AgentReset,
+    ClientHello,
+    Clock,
+    EpisodeInfo,
+    ErrorReply,
+    FrameReader,
+    Hello,
+    ProtocolError,
+    ResetSession,
+    SensorMeta,
+    SensorMount,
+    SetState,
+    StepDone,
+    StepRequest,
+    StepStatus,
+    StreamMark,
+    decode,
+    encode,
+)
+from acres_bridge.wire import InsSample as WireIns
+from acres_sim import __version__
+from acres_sim.clock import PHYSICS_RATE_HZ as PHYSICS_HZ
+from acres_sim.ins import InsSample
+from acres_sim.vehicles import VehicleParams
+from acres_sim.world import SimState, StepOutput, World
+
+__all__ = ["SimServer", "sensor_meta", "wire_ins"]
+
+_log = logging.getLogger("acres_sim.server")
+_FLUSH_BYTES = 1 << 20
+_SEND_TIMEOUT_S = 10.0
+_MAX_LAG_S = 0.5  # free run: a simulator this far behind wall time stops catching up
+UTM_EPSG = 32616
+
+
+def wire_ins(sample: InsSample) -> WireIns:
+    """The wire form of an INS sample of the world."""
+    return WireIns(
+        step=sample.step,
+        stamp_ns=sample.stamp_ns,
+        has_position=sample.has_position,
+        position=sample.position_utm,
+        latitude_deg=sample.latitude_deg,
+        longitude_deg=sample.longitude_deg,
+        orientation=sample.orientation,
+        velocity=sample.velocity,
+        angular_rate=sample.angular_rate,
+        specific_force=sample.specific_force,
+        position_variance=sample.position_cov,
+        velocity_variance=sample.velocity_cov,
+        attitude_variance=sample.attitude_cov,
+        true_position=sample.true_position_utm,
+        true_orientation=sample.true_orientation,
+        true_speed=sample.true_speed,
+    )
+
+
+def sensor_meta(world: World, index: int) -> SensorMeta:
+    """SENSOR_META of one agent: its georeference and its rig."""
+    agent = world.agent(index)
+    params: VehicleParams = agent.params
+    georef = world.georef
+    mounts = []
+    for mount in params.mounts:
+        kind = "ins" if mount.frame == "imu_link" else "lidar" if mount.frame == "lidar" else None
+        if kind is None:
+            kind = "camera" if mount.frame.endswith("camera") else "frame"
+        rate = {"ins": 100.0, "lidar": 10.0, "camera": 10.0}.get(kind, 0.0)
+        mounts.append(
+            SensorMount(
+                name=mount.frame,
+                kind=kind,
+                frame=mount.frame,
+                parent=mount.parent,
+                xyz_m=mount.translation,
+                rpy_rad=(mount.roll, mount.pitch, mount.yaw),
+                rate_hz=rate,
+            )
+        )
+    return SensorMeta(
+        agent=index,
+        vehicle=str(agent.vehicle),
+        utm_epsg=UTM_EPSG,
+        world_origin_utm=(georef.origin_easting, georef.origin_northing, georef.origin_height),
+        sensors=tuple(mounts),
+    )
+
+
+@dataclass(eq=False)
+class _Connection:
+    sock: socket.socket
+    listener: str  # "control", "sensor", "vehicle"
+    agent: int
+    reader: FrameReader = field(default_factory=FrameReader)
+    ready: bool = False  # the client's CLIENT_HELLO was accepted
+    out: bytearray = field(default_factory=bytearray)
+    command_seq: int = 0
+
+
+@dataclass(eq=False)
+class _Listener:
+    sock: socket.socket
+    role: str
+    agent: int
+
+
+class SimServer:
+    """Serves one World over the wire protocol until stopped."""
+
+    def __init__(self, world: World, *, host: str = "127.0.0.1", port: int = 47100) -> None:
+        self.world = world
+        self._selector = selectors.DefaultSelector()
+        self._listeners: list[_Listener] = []
+        self._connections: list[_Connection] = []
+        self.control_port = self._listen(host, port, "control", 0)
+        agents = []
+        for index, name in enumerate(world.agent_names):
+            sensor_port = self._listen(host, 0, "sensor", index)
+            vehicle_port = self._listen(host, 0, "vehicle", index)
+            agents.append(
+                AgentEntry(
+                    index=index,
+                    name=name,
+                    vehicle=str(world.agent(index).vehicle),
+                    sensor_port=sensor_port,
+                    vehicle_port=vehicle_port,
+                )
+            )
+        self.hello = Hello(
+            protocol_version=PROTOCOL_VERSION,
+            simulator=f"acres_sim {__version__}",
+            session_start_utc=f"{world.start_utc:%Y%m%dT%H%M%S}",
+            map=world.map_name,
+            source=str(world.source),
+            lockstep=world.lockstep,
+            seed=world.seed,
+            physics_hz=PHYSICS_HZ,
+            agents=tuple(agents),
+        )
+        self._metas = [sensor_meta(world, index) for index in range(len(agents))]
+        self._stopping = False
+        self._next_step_at = time.monotonic()
+
+    def _listen(self, host: str, port: int, role: str, agent: int) -> int:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(8)
+        sock.setblocking(False)
+        listener = _Listener(sock, role, agent)
+        self._listeners.append(listener)
+        self._selector.register(sock, selectors.EVENT_READ, listener)
+        bound: int = sock.getsockname()[1]
+        return bound
+
+    # ---- the loop ----------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        self._stopping = True
+
+    def serve_forever(self) -> None:
+        try:
+            while not self._stopping:
+                self._poll(self._timeout())
+                if self.world.state is SimState.PLAYING:
+                    self._run_paced_steps()
+        finally:
+            self.close()
+
+    def _timeout(self) -> float:
+        if self.world.state is SimState.PLAYING:
+            return max(0.0, self._next_step_at - time.monotonic())
+        return 0.2
+
+    def _poll(self, timeout: float) -> None:
+        for key, _ in self._selector.select(timeout):
+            if isinstance(key.data, _Listener):
+                self._accept(key.data)
+            else:
+                self._receive(key.data)
+
+    def _run_paced_steps(self) -> None:
+        now = time.monotonic()
+        if now - self._next_step_at > _MAX_LAG_S:
+            self._next_step_at = now
+        while self.world.state is SimState.PLAYING and time.monotonic() >= self._next_step_at:
+            self._emit(self.world.advance())
+            self._next_step_at += 1.0 / PHYSICS_HZ
+            self._flush_all()
+
+    # ---- connections -------------------------------------------------------------------------
+
+    def _accept(self, listener: _Listener) -> None:
+        try:
+            sock, _ = listener.sock.accept()
+        except BlockingIOError:
+            return
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.settimeout(_SEND_TIMEOUT_S)
+        connection = _Connection(sock, listener.role, listener.agent)
+        self._connections.append(connection)
+        self._selector.register(sock, selectors.EVENT_READ, connection)
+        if listener.role == "control":
+            self._send(connection, encode(self.hello))
+            self._flush(connection)
+
+    def _drop(self, connection: _Connection, reason: str) -> None:
+        _log.info("closing %s connection of agent %d: %s", connection.listener, connection.agent, reason)
+        if connection in self._connections:
+            self._connections.remove(connection)
+            self._selector.unregister(connection.sock)
+        connection.sock.close()
+
+    def _receive(self, connection: _Connection) -> None:
+        try:
+            data = connection.sock.recv(1 << 20)
+        except (BlockingIOError, InterruptedError, TimeoutError):
+            return
+        except OSError as error:
+            self._drop(connection, str(error))
+            return
+        if not data:
+            self._drop(connection, "closed by the peer")
+            return
+        connection.reader.feed(data)
+        self._handle_frames(connection)
+
+    def _handle_frames(self, connection: _Connection) -> None:
+        reader = connection.reader
+        for frame in reader.frames():
+            try:
+                message = decode(frame)
+            except ProtocolError as error:
+                if error.version_mismatch is not None:
+                    self._refuse(connection, str(error))
+                    return
+                _log.warning("%s/%d: dropped a frame: %s", connection.listener, connection.agent, error)
+                continue
+            if not connection.ready:
+                if not self._handshake(connection, message):
+                    return
+                continue
+            self._handle(connection, message)
+            if connection not in self._connections:
+                return
+        if reader.version_mismatch is not None and not connection.ready:
+            self._refuse(
+                connection,
+                f"the bridge speaks protocol version {reader.version_mismatch}, "
+                f"this simulator speaks {PROTOCOL_VERSION}",
+            )
+        if reader.dropped:
+            _log.warning(
+                "%s/%d: dropped frames %s", connection.listener, connection.agent, dict(reader.dropped)
+            )
+            reader.dropped.clear()
+        self._flush(connection)
+
+    def _refuse(self, connection: _Connection, message: str) -> None:
+        _log.error("refusing a %s connection: %s", connection.listener, message)
+        self._send(connection, encode(ErrorReply(code="version", message=message)))
+        self._flush(connection)
+        self._drop(connection, message)
+
+    def _handshake(self, connection: _Connection, message: object) -> bool:
+        if not isinstance(message, ClientHello):
+            self._drop(connection, f"expected CLIENT_HELLO first, got {type(message).__name__}")
+            return False
+        if message.role != connection.listener or (
+            message.role != "control" and message.agent != connection.agent
+        ):
+            self._send(
+                connection,
+                encode(
+                    ErrorReply(
+                        code="role",
+                        message=f"this port serves the {connection.listener} channel "
+                        f"of agent {connection.agent}",
+                    )
+                ),
+            )
+            self._flush(connection)
+            self._drop(connection, "wrong role")
+            return False
+        connection.ready = True
+        if connection.listener == "control":
+            self._send(connection, encode(self._episode()))
+        elif connection.listener == "sensor":
+            self._send(connection, encode(self._metas[connection.agent]))
+        self._flush(connection)
+        return True
+
+    # ---- control -----------------------------------------------------------------------------
+
+    def _handle(self, connection: _Connection, message: object) -> None:
+        world = self.world
+        if isinstance(message, StepRequest) and connection.listener == "control":
+            self._step_request(connection, message)
+        elif isinstance(message, SetState):
+            self._set_state(SimState(message.state))
+        elif isinstance(message, ResetSession):
+            world.reset_session()
+            self._broadcast_episode()
+        elif isinstance(message, AgentReset):
+            if not 0 <= message.agent < len(world.agent_names):
+                _log.warning("AGENT_RESET of unknown agent %d ignored", message.agent)
+                return
+            world.reset_agent(message.agent, x=message.x_m, y=message.y_m, yaw=message.yaw_rad)
+            self._broadcast_episode()
+        else:
+            _log.warning(
+                "%s/%d: unexpected %s ignored", connection.listener, connection.agent, type(message).__name__
+            )
+
+    def _set_state(self, state: SimState) -> None:
+        world = self.world
+        if state is SimState.PLAYING and world.lockstep:
+            _log.warning("play refused: this is a lockstep session")
+        elif state is SimState.STOPPED and world.state is not SimState.STOPPED:
+            world.reset_session()
+            world.set_state(SimState.STOPPED)
+        elif state is not world.state:
+            world.set_state(state)
+            self._next_step_at = time.monotonic()
+        self._broadcast_episode()
+
+    def _step_request(self, connection: _Connection, request: StepRequest) -> None:
+        world = self.world
+        if world.state is not SimState.PAUSED:
+            status = StepStatus.STOPPED if world.state is SimState.STOPPED else StepStatus.NOT_PAUSED
+            self._send(connection, encode(StepDone(request.request_id, world.step, status)))
+            return
+        self._await_commands(request.command_seqs)
+        for _ in range(request.steps):
+            self._emit(world.advance())
+            if any(len(c.out) > _FLUSH_BYTES for c in self._connections):
+                self._flush_all()
+        mark = encode(StreamMark(world.step))
+        for stream in self._connections:
+            if stream.ready and stream.listener != "control":
+                self._send(stream, mark)
+        self._send(connection, encode(StepDone(request.request_id, world.step)))
+        self._flush_all()
+
+    def _await_commands(self, seqs: Iterable[int]) -> None:
+        """Read each agent's vehicle channel until it has the commands the bridge sent before the request."""
+        for agent, wanted in enumerate(seqs):
+            for connection in [c for c in self._connections if c.listener == "vehicle" and c.agent == agent]:
+                deadline = time.monotonic() + _SEND_TIMEOUT_S
+                while connection.command_seq < wanted and connection in self._connections:
+                    if time.monotonic() > deadline:
+                        _log.error("agent %d: command %d never arrived; stepping without it", agent, wanted)
+                        break
+                    self._receive(connection)
+
+    # ---- output ------------------------------------------------------------------------------
+
+    def _episode(self) -> EpisodeInfo:
+        snapshot = self.world.episode_snapshot()
+        return EpisodeInfo(
+            episode_id=snapshot.episode_id,
+            episode=snapshot.episode,
+            reset_epoch=snapshot.reset_epoch,
+            step=snapshot.step,
+            stamp_ns=snapshot.stamp_ns,
+            episode_time_s=snapshot.episode_time_s,
+            state=int(snapshot.state),
+            lockstep=snapshot.lockstep,
+            seed=snapshot.seed,
+            source=str(snapshot.source),
+            map=snapshot.map,
+            agents=snapshot.agents,
+        )
+
+    def _broadcast_episode(self) -> None:
+        frame = encode(self._episode())
+        for connection in self._connections:
+            if connection.ready and connection.listener == "control":
+                self._send(connection, frame)
+        self._flush_all()
+
+    def _emit(self, output: StepOutput) -> None:
+        clock = encode(Clock(output.step, output.stamp_ns))
+        ins = [encode(wire_ins(sample)) for sample in output.ins]
+        for connection in self._connections:
+            if not connection.ready:
+                continue
+            if connection.listener == "control":
+                connection.out += clock
+            elif connection.listener == "sensor" and connection.agent < len(ins):
+                connection.out += ins[connection.agent]
+
+    def _send(self, connection: _Connection, frame: bytes) -> None:
+        connection.out += frame
+
+    def _flush(self, connection: _Connection) -> None:
+        if not connection.out or connection not in self._connections:
+            return
+        try:
+            connection.sock.sendall(connection.out)
+        except OSError as error:
+            self._drop(connection, f"send failed: {error}")
+            return
+        connection.out.clear()
+
+    def _flush_all(self) -> None:
+        for connection in list(self._connections):
+            self._flush(connection)
+
+    def close(self) -> None:
+        for connection in list(self._connections):
+            self._drop(connection, "simulator stopping")
+        for listener in self._listeners:
+            self._selector.unregister(listener.sock)
+            listener.sock.close()
+        self._listeners.clear()
+        self._selector.close()

@@ -1,0 +1,488 @@
+"""The world: one simulation session of agents on the tile, advanced one physics step at a time.
+
+The world holds the session (seed, start time, map, source, lockstep flag), the agents and their
+vehicles, the step counter and the episode counters. It does not pace itself and does no I/O: a
+server calls ``advance()`` as fast as real time or lockstep requests allow and sends what each step
+produced. Given the same construction arguments and the same calls, two worlds produce identical data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import IntEnum, StrEnum
+from typing import Final
+
+from acres_sim import kinematics
+from acres_sim.clock import PHYSICS_DT_S, ins_due, step_stamp_ns
+from acres_sim.errors import AgentError, ParamsError, WorldStateError
+from acres_sim.georef import ACRE_GEOREFERENCE, Georeference
+from acres_sim.ins import InsModel, InsParams, InsSample
+from acres_sim.kinematics import BodyMotion, Terrain, VehicleState, at_rest, flat_terrain, place
+from acres_sim.route import Route, RouteFollower, acre_loop
+from acres_sim.vehicles import MAXXUM, POLARIS, VehicleParams
+
+__all__ = [
+    "DEFAULT_MAP",
+    "AgentSpec",
+    "AgentStatus",
+    "Episode",
+    "Pose2D",
+    "SimState",
+    "Source",
+    "StepOutput",
+    "VehicleKind",
+    "World",
+]
+
+DEFAULT_MAP: Final = "V03ACRE"
+
+# Where the default start poses lie: each further Polaris this far behind the previous one on the
+# route; the Maxxums parked in a row east of the route, this far apart.
+_POLARIS_GAP_M: Final = 25.0
+_MAXXUM_PARKING_OFFSET_M: Final = 12.0
+_MAXXUM_GAP_M: Final = 6.0
+
+
+class VehicleKind(StrEnum):
+    """The vehicle of an agent."""
+
+    POLARIS = "polaris"
+    MAXXUM = "maxxum"
+
+
+class SimState(IntEnum):
+    """The simulation state, with the numbers of the Episode message."""
+
+    STOPPED = 0
+    PLAYING = 1
+    PAUSED = 2
+
+
+class Source(StrEnum):
+    """Which simulator a session runs in, as the Episode message names it."""
+
+    UNREAL = "unreal"
+    CORE = "core"
+
+
+@dataclass(frozen=True, slots=True)
+class Pose2D:
+    """A pose on the ground in the world frame: x, y in m, yaw in rad counter-clockwise from grid east."""
+
+    x: float
+    y: float
+    yaw: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentSpec:
+    """An agent of the session, as the session is configured.
+
+    ``params`` defaults to the vehicle kind's parameters; ``start`` to a pose on the built-in route
+    (Polaris) or a parking place beside it (Maxxum); ``autopilot`` (the built-in route follower drives)
+    to true for a Polaris and false for a Maxxum, which then stands still until commanded.
+    """
+
+    name: str
+    vehicle: VehicleKind = VehicleKind.POLARIS
+    params: VehicleParams | None = None
+    start: Pose2D | None = None
+    ins: InsParams = field(default_factory=InsParams)
+    autopilot: bool | None = None
+
+    def __post_init__(self) -> None:
+        """Accept the vehicle kind by name ("polaris", "maxxum"); reject an empty name or another kind."""
+        if not self.name:
+            raise AgentError("AgentSpec.name: expected a non-empty name")
+        try:
+            object.__setattr__(self, "vehicle", VehicleKind(self.vehicle))
+        except ValueError:
+            kinds = [k.value for k in VehicleKind]
+            raise AgentError(f"AgentSpec.vehicle {self.vehicle!r}: expected one of {kinds}") from None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentStatus:
+    """What the world knows about one agent now.
+
+    ``episode`` counts the episodes of this agent's vehicle (0 first); ``command`` is the last external
+    (acceleration m/s^2, road-wheel angle rad), used while ``autopilot`` is false.
+    """
+
+    index: int
+    name: str
+    vehicle: VehicleKind
+    params: VehicleParams
+    start: Pose2D
+    state: VehicleState
+    motion: BodyMotion
+    episode: int
+    autopilot: bool
+    command: tuple[float, float]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepOutput:
+    """What one physics step produced.
+
+    ``states`` and ``motions`` hold every agent's exact state and motion at the end of the step, by
+    agent index. ``ins`` holds one INS sample per agent, by agent index, when the step is an INS step,
+    and is empty otherwise.
+    """
+
+    step: int
+    stamp_ns: int
+    states: tuple[VehicleState, ...]
+    motions: tuple[BodyMotion, ...]
+    ins: tuple[InsSample, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Episode:
+    """The fields of the Episode message (/sim/episode), plus the stamp of the step it describes."""
+
+    episode_id: str
+    episode: int
+    reset_epoch: int
+    step: int
+    stamp_ns: int
+    episode_time_s: float
+    state: SimState
+    lockstep: bool
+    seed: int
+    source: Source
+    map: str
+    agents: tuple[str, ...]
+
+
+@dataclass
+class _Agent:
+    """The mutable record of one agent inside the world."""
+
+    spec: AgentSpec
+    params: VehicleParams
+    start: Pose2D
+    default_autopilot: bool
+    ins: InsModel
+    follower: RouteFollower
+    state: VehicleState
+    motion: BodyMotion
+    autopilot: bool
+    command: tuple[float, float] = (0.0, 0.0)
+    episode: int = 0
+
+
+def _require_finite(**values: float) -> None:
+    for name, value in values.items():
+        if not math.isfinite(value):
+            raise ParamsError(f"{name}: expected a finite number, got {value!r}")
+
+
+class World:
+    """A simulation session: agents on the tile, a physics step counter and the episode clock.
+
+    Step 0 is the session start; ``advance()`` runs one physics step of 1/120 s for every agent.
+    Episodes: ``episode`` starts at 0 and increases on every ``reset_session()`` and on every reset of
+    agent 0; ``reset_epoch`` counts the resets of agent 0 (``reset_agent(0, ...)``) only.
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int,
+        start_utc: datetime,
+        agents: Sequence[AgentSpec] = (AgentSpec(name="polaris"),),
+        lockstep: bool = False,
+        map_name: str = DEFAULT_MAP,
+        source: Source = Source.CORE,
+        georef: Georeference = ACRE_GEOREFERENCE,
+        route: Route | None = None,
+        terrain: Terrain = flat_terrain,
+    ) -> None:
+        """Create the session at step 0; the state is PAUSED in lockstep and PLAYING otherwise.
+
+        ``start_utc`` must be timezone-aware (it is injected so that the episode ids are
+        reproducible); ``seed`` (>= 0) seeds the sensor noise of every agent, each on its own stream.
+        """
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ParamsError(f"World seed: expected an integer >= 0, got {seed!r}")
+        if start_utc.tzinfo is None or start_utc.utcoffset() is None:
+            raise ParamsError(f"World start_utc: expected a timezone-aware datetime, got {start_utc!r}")
+        if not map_name:
+            raise ParamsError("World map_name: expected a non-empty name")
+        if not agents:
+            raise AgentError("World agents: expected at least one agent")
+        names = [a.name for a in agents]
+        if len(set(names)) != len(names):
+            raise AgentError(f"World agents: expected unique names, got {names}")
+
+        self._seed = seed
+        self._start_utc = start_utc.astimezone(UTC)
+        self._lockstep = bool(lockstep)
+        self._map_name = map_name
+        try:
+            self._source = Source(source)
+        except ValueError:
+            raise ParamsError(f"World source {source!r}: expected 'unreal' or 'core'") from None
+        self._georef = georef
+        self._route = route if route is not None else acre_loop()
+        self._terrain = terrain
+        self._state = SimState.PAUSED if lockstep else SimState.PLAYING
+        self._step = 0
+        self._episode = 0
+        self._reset_epoch = 0
+        self._episode_start_step = 0
+        self._agents = [self._make_agent(i, spec, agents) for i, spec in enumerate(agents)]
+
+    def _make_agent(self, index: int, spec: AgentSpec, specs: Sequence[AgentSpec]) -> _Agent:
+        """Resolve the defaults of ``spec`` and put its vehicle at its start pose."""
+        vehicle = spec.vehicle
+        params = spec.params or (POLARIS if vehicle is VehicleKind.POLARIS else MAXXUM)
+        start = spec.start or self._default_start(index, vehicle, specs)
+        autopilot = spec.autopilot if spec.autopilot is not None else vehicle is VehicleKind.POLARIS
+        state = place(params, start.x, start.y, start.yaw, terrain=self._terrain)
+        return _Agent(
+            spec=spec,
+            params=params,
+            start=start,
+            default_autopilot=autopilot,
+            ins=InsModel(params=spec.ins, georef=self._georef, seed=self._seed, stream=index),
+            follower=RouteFollower(self._route, params),
+            state=state,
+            motion=at_rest(state, params),
+            autopilot=autopilot,
+        )
+
+    def _default_start(self, index: int, vehicle: VehicleKind, specs: Sequence[AgentSpec]) -> Pose2D:
+        """The k-th Polaris 25 m behind the (k-1)-th on the route; the k-th Maxxum parked east of it."""
+        k = sum(1 for s in specs[:index] if s.vehicle is vehicle)
+        if vehicle is VehicleKind.POLARIS:
+            x, y, yaw = self._route.pose_at(-_POLARIS_GAP_M * k)
+            return Pose2D(x, y, yaw)
+        east = float(self._route.xy[:, 0].max()) + _MAXXUM_PARKING_OFFSET_M + _MAXXUM_GAP_M * k
+        ys = self._route.xy[:, 1]
+        return Pose2D(east, 0.5 * float(ys.min() + ys.max()), 0.5 * math.pi)
+
+    def _agent(self, index: int) -> _Agent:
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(self._agents):
+            raise AgentError(f"agent index {index!r}: expected 0..{len(self._agents) - 1}")
+        return self._agents[index]
+
+    # The session.
+
+    @property
+    def seed(self) -> int:
+        """The seed of the sensor noise."""
+        return self._seed
+
+    @property
+    def start_utc(self) -> datetime:
+        """The session start, in UTC."""
+        return self._start_utc
+
+    @property
+    def lockstep(self) -> bool:
+        """True when the session advances only on step requests (stored for the server; not acted on)."""
+        return self._lockstep
+
+    @property
+    def map_name(self) -> str:
+        """The map, for example V03ACRE."""
+        return self._map_name
+
+    @property
+    def source(self) -> Source:
+        """Which simulator this session claims to be."""
+        return self._source
+
+    @property
+    def georef(self) -> Georeference:
+        """Where the world frame sits in UTM."""
+        return self._georef
+
+    @property
+    def route(self) -> Route:
+        """The route the autopilot drives."""
+        return self._route
+
+    @property
+    def terrain(self) -> Terrain:
+        """The ground height function of the world frame."""
+        return self._terrain
+
+    @property
+    def state(self) -> SimState:
+        """The simulation state (stored; the world does not pace itself)."""
+        return self._state
+
+    def set_state(self, state: SimState | int) -> None:
+        """Set the simulation state; ``advance()`` refuses to run while it is STOPPED."""
+        try:
+            self._state = SimState(state)
+        except ValueError:
+            raise ParamsError(
+                f"simulation state {state!r}: expected 0 (stopped), 1 (playing) or 2 (paused)"
+            ) from None
+
+    # The clock and the episodes.
+
+    @property
+    def step(self) -> int:
+        """The physics steps since the session start."""
+        return self._step
+
+    @property
+    def stamp_ns(self) -> int:
+        """The simulation time of the current step, in ns since the session start."""
+        return step_stamp_ns(self._step)
+
+    @property
+    def episode(self) -> int:
+        """The number of episodes since the session start (0 in the first)."""
+        return self._episode
+
+    @property
+    def reset_epoch(self) -> int:
+        """The number of resets of agent 0."""
+        return self._reset_epoch
+
+    @property
+    def episode_id(self) -> str:
+        """The session start in UTC and the episode number, for example 20261002T072309-0000."""
+        return f"{self._start_utc:%Y%m%dT%H%M%S}-{self._episode:04d}"
+
+    @property
+    def episode_time_s(self) -> float:
+        """The simulation time since the start of the current episode, in s."""
+        return (step_stamp_ns(self._step) - step_stamp_ns(self._episode_start_step)) / 1e9
+
+    def episode_snapshot(self) -> Episode:
+        """The current Episode message fields."""
+        return Episode(
+            episode_id=self.episode_id,
+            episode=self._episode,
+            reset_epoch=self._reset_epoch,
+            step=self._step,
+            stamp_ns=self.stamp_ns,
+            episode_time_s=self.episode_time_s,
+            state=self._state,
+            lockstep=self._lockstep,
+            seed=self._seed,
+            source=self._source,
+            map=self._map_name,
+            agents=self.agent_names,
+        )
+
+    # The agents.
+
+    @property
+    def agent_names(self) -> tuple[str, ...]:
+        """The agent names; agent 0 first."""
+        return tuple(a.spec.name for a in self._agents)
+
+    def index_of(self, name: str) -> int:
+        """The index of the agent called ``name``."""
+        for i, a in enumerate(self._agents):
+            if a.spec.name == name:
+                return i
+        raise AgentError(f"agent {name!r}: no such agent; known: {list(self.agent_names)}")
+
+    def agent(self, index: int) -> AgentStatus:
+        """The current status of agent ``index``."""
+        a = self._agent(index)
+        return AgentStatus(
+            index=index,
+            name=a.spec.name,
+            vehicle=a.spec.vehicle,
+            params=a.params,
+            start=a.start,
+            state=a.state,
+            motion=a.motion,
+            episode=a.episode,
+            autopilot=a.autopilot,
+            command=a.command,
+        )
+
+    def set_command(self, index: int, *, accel_mps2: float, steer_rad: float) -> None:
+        """Drive agent ``index`` with an acceleration and a road-wheel angle from the next step on.
+
+        This turns its autopilot off. The vehicle model clips the values to its limits.
+        """
+        _require_finite(accel_mps2=accel_mps2, steer_rad=steer_rad)
+        a = self._agent(index)
+        a.command = (float(accel_mps2), float(steer_rad))
+        a.autopilot = False
+
+    def set_autopilot(self, index: int, enabled: bool) -> None:
+        """Let the built-in route follower drive agent ``index`` (true) or the last command (false)."""
+        a = self._agent(index)
+        if enabled and not a.autopilot:
+            a.follower.reset()
+        a.autopilot = bool(enabled)
+
+    # Stepping and resets.
+
+    def advance(self) -> StepOutput:
+        """Run one physics step of 1/120 s for every agent and return what it produced."""
+        if self._state is SimState.STOPPED:
+            raise WorldStateError("advance: the simulation is stopped")
+        self._step += 1
+        step = self._step
+        due = ins_due(step)
+        samples: list[InsSample] = []
+        for a in self._agents:
+            if a.autopilot:
+                c = a.follower.command(a.state)
+                accel, steer = c.accel, c.steer
+            else:
+                accel, steer = a.command
+            a.state, a.motion = kinematics.step(
+                a.state, a.params, accel, steer, PHYSICS_DT_S, terrain=self._terrain
+            )
+            if due:
+                samples.append(a.ins.sample(step=step, state=a.state, motion=a.motion))
+        return StepOutput(
+            step=step,
+            stamp_ns=step_stamp_ns(step),
+            states=tuple(a.state for a in self._agents),
+            motions=tuple(a.motion for a in self._agents),
+            ins=tuple(samples),
+        )
+
+    def _teleport(self, a: _Agent, x: float, y: float, yaw: float) -> None:
+        """Put the vehicle of ``a`` at rest at (x, y, yaw) and start a new episode of it."""
+        a.state = place(a.params, x, y, yaw, terrain=self._terrain)
+        a.motion = at_rest(a.state, a.params)
+        a.command = (0.0, 0.0)
+        a.follower.reset()
+        a.episode += 1
+
+    def _new_episode(self) -> None:
+        self._episode += 1
+        self._episode_start_step = self._step
+
+    def reset_session(self) -> None:
+        """Start a new episode: every vehicle back at its start pose, at rest, with its default driver.
+
+        The step counter and the clock go on (simulation time never goes back); ``reset_epoch`` stays.
+        The INS error states go on too: they belong to the hardware, not to the episode.
+        """
+        for a in self._agents:
+            self._teleport(a, a.start.x, a.start.y, a.start.yaw)
+            a.autopilot = a.default_autopilot
+        self._new_episode()
+
+    def reset_agent(self, index: int, *, x: float, y: float, yaw: float) -> None:
+        """Teleport agent ``index`` to world (x, y) with heading ``yaw``, at rest: a new episode of it.
+
+        For agent 0 this also counts a reset (``reset_epoch``) and starts a new session episode.
+        """
+        _require_finite(x=x, y=y, yaw=yaw)
+        a = self._agent(index)
+        self._teleport(a, float(x), float(y), float(yaw))
+        if index == 0:
+            self._reset_epoch += 1
+            self._new_episode()

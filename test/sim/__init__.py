@@ -1,0 +1,1 @@
+"""Tests of acres_sim, the simulation core of the reference simulator."""

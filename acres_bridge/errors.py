@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["AcresBridgeError", "ProfileError"]
+__all__ = ["AcresBridgeError", "ComponentError", "ProfileError"]
 
 
 class AcresBridgeError(Exception):
@@ -25,3 +25,11 @@ class ProfileError(AcresBridgeError):
         self.file = file
         self.row = row
         self.topic = topic
+
+
+class ComponentError(AcresBridgeError):
+    """Raised when the component container cannot find, build or unload a node class.
+
+    The message names the plugin (``package::ClassName``) or the unique id concerned and the reason;
+    for an unknown plugin it lists what is registered.
+    """

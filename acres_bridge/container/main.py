@@ -1,0 +1,77 @@
+"""component_container: a process that loads registered node classes on request.
+
+    component_container
+    component_container --ros-args -r __node:=my_container -r __ns:=/robot
+    component_container --types      # list the loadable node classes and exit
+
+The container node is named ``ComponentManager`` unless remapped. It runs until SIGINT or SIGTERM,
+then unloads its nodes and exits with status 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import rclpy
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.utilities import ok, remove_ros_args, try_shutdown
+
+from acres_bridge.container.manager import ComponentManager
+from acres_bridge.container.registry import ComponentType, component_types
+
+__all__ = ["format_types", "main"]
+
+
+def format_types(types: Sequence[ComponentType]) -> str:
+    """Registered node classes as ``ros2 component types`` prints them: each package, then its plugins."""
+    lines: list[str] = []
+    for package in sorted({entry.package for entry in types}):
+        lines.append(package)
+        lines += [f"  {entry.plugin}" for entry in types if entry.package == package]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run a container until SIGINT or SIGTERM; ``argv`` excludes the program name."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(
+        prog="component_container",
+        description="Load registered node classes (entry-point group acres_bridge.components) on request.",
+        epilog="ROS arguments follow --ros-args, e.g. --ros-args -r __node:=my_container",
+    )
+    parser.add_argument("--types", action="store_true", help="list the registered node classes and exit")
+    if parser.parse_args(remove_ros_args(args=args)).types:
+        print(format_types(component_types()))
+        return 0
+
+    rclpy.init(args=args)  # installs the SIGINT and SIGTERM handlers that shut the context down
+    try:
+        # Single-threaded, like rclcpp_components' component_container (the default executable of
+        # launch_ros's ComposableNodeContainer): a LoadNode/UnloadNode callback never runs while a
+        # callback of a loaded node does, so unloading cannot pull a node from under its own
+        # callback, and the GIL would serialise Python callbacks across threads anyway.
+        executor = SingleThreadedExecutor()
+        manager = ComponentManager(executor)
+        executor.add_node(manager)
+        try:
+            executor.spin()
+        except (KeyboardInterrupt, ExternalShutdownException):
+            pass
+        except Exception:
+            # The signal handler shuts the context down at any moment; rclpy's executor may then
+            # fail on the dead context (building its wait set) instead of raising
+            # ExternalShutdownException. After a shutdown that is the way out, not an error.
+            if ok():
+                raise
+        finally:
+            manager.destroy_node()
+            executor.shutdown()
+    finally:
+        try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

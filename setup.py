@@ -35,8 +35,17 @@ setup(
     entry_points={
         "console_scripts": [
             "acres_topics = acres_bridge.topics_cli:main",
+            "component_container = acres_bridge.container.main:main",
+            "sim_bridge = acres_bridge.sim_bridge:main",
+            "acres_sim = acres_sim.cli:main",
         ],
         # Node classes that the component container loads by name.
-        "acres_bridge.components": [],
+        "acres_bridge.components": [
+            "acres_bridge::Heartbeat = acres_bridge.container.heartbeat:Heartbeat",
+            "acres_bridge::Ingest = acres_bridge.ingest.node:IngestNode",
+            "acres_bridge::ClockTf = acres_bridge.nodes.clock_tf:ClockTf",
+            "acres_bridge::Ins = acres_bridge.nodes.ins:Ins",
+            "acres_bridge::EpisodeClock = acres_bridge.nodes.episode:EpisodeClock",
+        ],
     },
 )

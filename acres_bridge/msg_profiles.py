@@ -26,6 +26,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from acres_bridge.errors import ProfileError
 
 __all__ = [
+    "ALWAYS_ABSOLUTE",
     "Direction",
     "MsgProfiles",
     "QosSpec",
@@ -36,6 +37,7 @@ __all__ = [
 ]
 
 QOS_FILE = "qos.yaml"
+ALWAYS_ABSOLUTE = frozenset({"/clock", "/tf", "/tf_static", "/sim/episode"})
 PACKAGE = "acres_bridge"
 
 
@@ -115,6 +117,16 @@ class TopicSpec:
     @property
     def is_absolute(self) -> bool:
         return self.name.startswith("/")
+
+    @property
+    def ros_name(self) -> str:
+        """The name to create the topic with: absolute only for the four names that never move.
+
+        The spec writes the Polaris's names for a bridge in the root namespace; in another
+        namespace each gets the namespace as a prefix, except /clock, /tf, /tf_static and
+        /sim/episode.
+        """
+        return self.name if self.name in ALWAYS_ABSOLUTE else self.name.lstrip("/")
 
     def message_class(self) -> type:
         """The Python message class of type_name (imports its package)."""

@@ -1,0 +1,1 @@
+"""Pure conversions from simulator samples to ROS messages: no node, no I/O."""

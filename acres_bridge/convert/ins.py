@@ -1,0 +1,163 @@
+"""INS sample -> the ROS messages of the spec's Pose and INS section. Pure functions, no node.
+
+Axes: the sample's body values are in base_footprint (x forward, y left, z up). The Polaris's
+/oxts/imu uses the OxTS unit's axes, imu_link: x left, y forward, z down; the Maxxum's imu/data
+keeps the body axes. /oxts/velocity gives the angular rate in deg/s, as the real vehicle does.
+"""
+
+from __future__ import annotations
+
+import math
+
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import TransformStamped, TwistStamped
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import Imu, NavSatFix, NavSatStatus
+
+from acres_bridge.convert.frames import FrameNames
+from acres_bridge.wire.messages import InsSample
+
+__all__ = [
+    "BODY_TO_OXTS",
+    "ground_truth_odometry",
+    "imu",
+    "navsat_fix",
+    "odometry",
+    "oxts_velocity",
+    "quaternion_multiply",
+    "stamp",
+    "transform",
+]
+
+_HALF_SQRT2 = math.sqrt(0.5)
+# The OxTS axes (x left, y forward, z down) in base_footprint: 180 deg about (1, 1, 0)/sqrt(2).
+BODY_TO_OXTS = (_HALF_SQRT2, _HALF_SQRT2, 0.0, 0.0)
+_NS_PER_S = 1_000_000_000
+
+
+def stamp(stamp_ns: int) -> Time:
+    """builtin_interfaces/Time of integer nanoseconds."""
+    return Time(sec=stamp_ns // _NS_PER_S, nanosec=stamp_ns % _NS_PER_S)
+
+
+def quaternion_multiply(
+    a: tuple[float, float, float, float], b: tuple[float, float, float, float]
+) -> tuple[float, float, float, float]:
+    """a * b for quaternions (x, y, z, w): the rotation b, then a."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return (
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+        aw * bw - ax * bx - ay * by - az * bz,
+    )
+
+
+def _pose_covariance(variance: tuple[float, float, float]) -> list[float]:
+    covariance = [0.0] * 36
+    covariance[0], covariance[7], covariance[14] = variance
+    return covariance
+
+
+def odometry(sample: InsSample, frames: FrameNames) -> Odometry:
+    """/vehicle/odom (Polaris) or odom (Maxxum): the INS pose in utm, the body velocity."""
+    message = Odometry()
+    message.header.stamp = stamp(sample.stamp_ns)
+    message.header.frame_id = frames.utm
+    message.child_frame_id = frames.base_footprint
+    pose = message.pose.pose
+    pose.position.x, pose.position.y, pose.position.z = sample.position
+    q = pose.orientation
+    q.x, q.y, q.z, q.w = sample.orientation
+    message.pose.covariance = _pose_covariance(sample.position_variance)
+    twist = message.twist.twist
+    twist.linear.x, twist.linear.y, twist.linear.z = sample.velocity
+    twist.angular.x, twist.angular.y, twist.angular.z = sample.angular_rate
+    message.twist.covariance = _pose_covariance(sample.velocity_variance)
+    return message
+
+
+def ground_truth_odometry(sample: InsSample, frames: FrameNames) -> Odometry:
+    """/sim/ground_truth/odom: the exact pose; twist.linear.x is the exact forward speed, the rest zero."""
+    message = Odometry()
+    message.header.stamp = stamp(sample.stamp_ns)
+    message.header.frame_id = frames.utm
+    message.child_frame_id = frames.base_footprint
+    pose = message.pose.pose
+    pose.position.x, pose.position.y, pose.position.z = sample.true_position
+    q = pose.orientation
+    q.x, q.y, q.z, q.w = sample.true_orientation
+    message.twist.twist.linear.x = sample.true_speed
+    return message
+
+
+def imu(sample: InsSample, frame_id: str, *, oxts_axes: bool) -> Imu:
+    """/oxts/imu in the OxTS axes (oxts_axes) or imu/data in the body axes."""
+    message = Imu()
+    message.header.stamp = stamp(sample.stamp_ns)
+    message.header.frame_id = frame_id
+    wx, wy, wz = sample.angular_rate
+    fx, fy, fz = sample.specific_force
+    roll_var, pitch_var, yaw_var = sample.attitude_variance
+    if oxts_axes:
+        orientation = quaternion_multiply(sample.orientation, BODY_TO_OXTS)
+        rate = (wy, wx, -wz)
+        force = (fy, fx, -fz)
+        attitude_var = (pitch_var, roll_var, yaw_var)
+    else:
+        orientation = sample.orientation
+        rate = (wx, wy, wz)
+        force = (fx, fy, fz)
+        attitude_var = (roll_var, pitch_var, yaw_var)
+    q = message.orientation
+    q.x, q.y, q.z, q.w = orientation
+    v = message.angular_velocity
+    v.x, v.y, v.z = rate
+    a = message.linear_acceleration
+    a.x, a.y, a.z = force
+    message.orientation_covariance = [
+        attitude_var[0], 0.0, 0.0, 0.0, attitude_var[1], 0.0, 0.0, 0.0, attitude_var[2],
+    ]  # fmt: skip
+    return message
+
+
+def oxts_velocity(sample: InsSample, frame_id: str) -> TwistStamped:
+    """/oxts/velocity: body velocity in m/s and angular rate in deg/s."""
+    message = TwistStamped()
+    message.header.stamp = stamp(sample.stamp_ns)
+    message.header.frame_id = frame_id
+    linear = message.twist.linear
+    linear.x, linear.y, linear.z = sample.velocity
+    angular = message.twist.angular
+    angular.x, angular.y, angular.z = (math.degrees(w) for w in sample.angular_rate)
+    return message
+
+
+def navsat_fix(sample: InsSample, frame_id: str) -> NavSatFix:
+    """/oxts/fix or gnss/fix: the geodetic position, an RTK fix, the diagonal covariance."""
+    message = NavSatFix()
+    message.header.stamp = stamp(sample.stamp_ns)
+    message.header.frame_id = frame_id
+    message.status.status = NavSatStatus.STATUS_GBAS_FIX
+    message.status.service = NavSatStatus.SERVICE_GPS
+    message.latitude = sample.latitude_deg
+    message.longitude = sample.longitude_deg
+    message.altitude = sample.position[2]
+    east, north, up = sample.position_variance
+    message.position_covariance = [east, 0.0, 0.0, 0.0, north, 0.0, 0.0, 0.0, up]
+    message.position_covariance_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+    return message
+
+
+def transform(sample: InsSample, frames: FrameNames) -> TransformStamped:
+    """The /tf transform utm -> base_footprint of one INS sample."""
+    message = TransformStamped()
+    message.header.stamp = stamp(sample.stamp_ns)
+    message.header.frame_id = frames.utm
+    message.child_frame_id = frames.base_footprint
+    t = message.transform.translation
+    t.x, t.y, t.z = sample.position
+    r = message.transform.rotation
+    r.x, r.y, r.z, r.w = sample.orientation
+    return message

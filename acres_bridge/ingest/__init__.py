@@ -1,0 +1,1 @@
+"""The ingest: the simulator connection, the in-process sample bus and the internal channels."""

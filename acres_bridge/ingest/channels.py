@@ -1,0 +1,272 @@
+"""The internal ingest channels: their keys, ROS topics, message types and conversions.
+
+A channel is both a key on the in-process SampleBus and a real ROS topic with an
+acres_interfaces type under `<bridge namespace>/acres_ingest/`, so a subsystem node in another
+process gets the same samples. `SampleSource` subscribes a node to a channel through whichever
+of the two is right: the bus when the ingest runs in this process, the ROS topic otherwise, and
+it switches to the bus if an ingest appears in this process later.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any, Generic, TypeVar
+
+from acres_interfaces.msg import Episode as EpisodeMessage
+from acres_interfaces.msg import InsSample as InsSampleMessage
+from acres_interfaces.msg import SessionInfo as SessionInfoMessage
+from acres_interfaces.msg import SimStep as SimStepMessage
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+from acres_bridge.convert.ins import stamp
+from acres_bridge.convert.session import episode as episode_message
+from acres_bridge.ingest.bus import BUS, BusSubscription, SampleBus
+from acres_bridge.wire import Clock, EpisodeInfo, Hello, InsSample, SensorMeta
+from acres_bridge.wire.messages import decode_hello, decode_sensor_meta
+
+__all__ = [
+    "CLOCK",
+    "EPISODE",
+    "INS",
+    "SESSION",
+    "IngestChannel",
+    "SampleSource",
+    "Session",
+    "channel_key",
+    "normalize_namespace",
+]
+
+S = TypeVar("S")
+_NS_PER_S = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class Session:
+    """The simulator session as the ingest knows it: HELLO and each agent's SENSOR_META."""
+
+    connected: bool
+    hello: Hello | None
+    sensor_meta: tuple[SensorMeta | None, ...] = ()
+
+
+@dataclass(frozen=True)
+class IngestChannel(Generic[S]):
+    """One internal channel: where it lives and how its samples become ROS messages and back."""
+
+    suffix: str  # "clock", "episode", "session", "agent_{agent}/ins"
+    message_type: type
+    to_message: Callable[[S], Any]
+    from_message: Callable[[Any], S]
+    latched: bool
+    depth: int
+
+    def key(self, namespace: str, agent: int = 0) -> str:
+        return channel_key(namespace, self.suffix.format(agent=agent))
+
+    def qos(self) -> QoSProfile:
+        return QoSProfile(
+            depth=self.depth,
+            reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL if self.latched else DurabilityPolicy.VOLATILE,
+        )
+
+
+def normalize_namespace(namespace: str) -> str:
+    """'' for the root namespace, else '/a/b' without a trailing slash."""
+    stripped = namespace.strip("/")
+    return f"/{stripped}" if stripped else ""
+
+
+def channel_key(namespace: str, suffix: str) -> str:
+    """The bus key and the absolute ROS topic of a channel of the ingest in `namespace`."""
+    return f"{normalize_namespace(namespace)}/acres_ingest/{suffix}"
+
+
+def _time_ns(time: Any) -> int:
+    return int(time.sec) * _NS_PER_S + int(time.nanosec)
+
+
+# ---- conversions -----------------------------------------------------------------------------
+
+
+def _clock_to_message(sample: Clock) -> SimStepMessage:
+    return SimStepMessage(stamp=stamp(sample.stamp_ns), step=sample.step)
+
+
+def _clock_from_message(message: SimStepMessage) -> Clock:
+    return Clock(step=message.step, stamp_ns=_time_ns(message.stamp))
+
+
+def _episode_from_message(message: EpisodeMessage) -> EpisodeInfo:
+    return EpisodeInfo(
+        episode_id=message.episode_id,
+        episode=message.episode,
+        reset_epoch=message.reset_epoch,
+        step=message.step,
+        stamp_ns=_time_ns(message.header.stamp),
+        episode_time_s=message.episode_time_s,
+        state=message.state,
+        lockstep=message.lockstep,
+        seed=message.seed,
+        source=message.source,
+        map=message.map,
+        agents=tuple(message.agents),
+    )
+
+
+def _xyz(vector: Any, values: tuple[float, float, float]) -> None:
+    vector.x, vector.y, vector.z = values
+
+
+def _xyzw(quaternion: Any, values: tuple[float, float, float, float]) -> None:
+    quaternion.x, quaternion.y, quaternion.z, quaternion.w = values
+
+
+def _ins_to_message(sample: InsSample) -> InsSampleMessage:
+    message = InsSampleMessage(
+        step=sample.step,
+        has_position=sample.has_position,
+        latitude_deg=sample.latitude_deg,
+        longitude_deg=sample.longitude_deg,
+        true_speed_mps=sample.true_speed,
+    )
+    message.header.stamp = stamp(sample.stamp_ns)
+    message.header.frame_id = "utm"
+    _xyz(message.position, sample.position)
+    _xyzw(message.orientation, sample.orientation)
+    _xyz(message.velocity, sample.velocity)
+    _xyz(message.angular_rate, sample.angular_rate)
+    _xyz(message.specific_force, sample.specific_force)
+    _xyz(message.position_variance, sample.position_variance)
+    _xyz(message.velocity_variance, sample.velocity_variance)
+    _xyz(message.attitude_variance, sample.attitude_variance)
+    _xyz(message.true_position, sample.true_position)
+    _xyzw(message.true_orientation, sample.true_orientation)
+    return message
+
+
+def _v(vector: Any) -> tuple[float, float, float]:
+    return (vector.x, vector.y, vector.z)
+
+
+def _q(quaternion: Any) -> tuple[float, float, float, float]:
+    return (quaternion.x, quaternion.y, quaternion.z, quaternion.w)
+
+
+def _ins_from_message(message: InsSampleMessage) -> InsSample:
+    return InsSample(
+        step=message.step,
+        stamp_ns=_time_ns(message.header.stamp),
+        has_position=message.has_position,
+        position=_v(message.position),
+        latitude_deg=message.latitude_deg,
+        longitude_deg=message.longitude_deg,
+        orientation=_q(message.orientation),
+        velocity=_v(message.velocity),
+        angular_rate=_v(message.angular_rate),
+        specific_force=_v(message.specific_force),
+        position_variance=_v(message.position_variance),
+        velocity_variance=_v(message.velocity_variance),
+        attitude_variance=_v(message.attitude_variance),
+        true_position=_v(message.true_position),
+        true_orientation=_q(message.true_orientation),
+        true_speed=message.true_speed_mps,
+    )
+
+
+def _session_to_message(session: Session) -> SessionInfoMessage:
+    return SessionInfoMessage(
+        connected=session.connected,
+        hello_json=json.dumps(asdict(session.hello)) if session.hello else "",
+        sensor_meta_json=[json.dumps(asdict(meta)) if meta else "" for meta in session.sensor_meta],
+    )
+
+
+def _session_from_message(message: SessionInfoMessage) -> Session:
+    hello = decode_hello(message.hello_json.encode()) if message.hello_json else None
+    metas = tuple(decode_sensor_meta(text.encode()) if text else None for text in message.sensor_meta_json)
+    return Session(connected=message.connected, hello=hello, sensor_meta=metas)
+
+
+CLOCK: IngestChannel[Clock] = IngestChannel(
+    "clock", SimStepMessage, _clock_to_message, _clock_from_message, latched=False, depth=100
+)
+EPISODE: IngestChannel[EpisodeInfo] = IngestChannel(
+    "episode", EpisodeMessage, episode_message, _episode_from_message, latched=True, depth=1
+)
+SESSION: IngestChannel[Session] = IngestChannel(
+    "session", SessionInfoMessage, _session_to_message, _session_from_message, latched=True, depth=1
+)
+INS: IngestChannel[InsSample] = IngestChannel(
+    "agent_{agent}/ins", InsSampleMessage, _ins_to_message, _ins_from_message, latched=False, depth=100
+)
+
+
+class SampleSource(Generic[S]):
+    """Delivers one channel's samples to a node's callback, in-process when possible.
+
+    With the ingest in this process the callback runs in the ingest's I/O thread, with the very
+    sample object. Otherwise it runs in the node's executor, with the sample rebuilt from the
+    internal ROS topic.
+    """
+
+    def __init__(
+        self,
+        node: Node,
+        channel: IngestChannel[S],
+        callback: Callable[[S], None],
+        *,
+        namespace: str,
+        agent: int = 0,
+        bus: SampleBus = BUS,
+    ) -> None:
+        self._node = node
+        self._channel = channel
+        self._callback = callback
+        self._bus = bus
+        self.key = channel.key(namespace, agent)
+        self._lock = threading.Lock()
+        self._bus_subscription: BusSubscription | None = None
+        self._ros_subscription: Any = None
+        self._unwatch = bus.watch_producers(self._on_producer)
+        self._attach(local=bus.has_producer(self.key))
+
+    @property
+    def in_process(self) -> bool:
+        return self._bus_subscription is not None
+
+    def _on_producer(self, key: str, present: bool) -> None:
+        if key == self.key:
+            self._attach(local=present)
+
+    def _attach(self, *, local: bool) -> None:
+        with self._lock:
+            if local and self._bus_subscription is None:
+                if self._ros_subscription is not None:
+                    self._node.destroy_subscription(self._ros_subscription)
+                    self._ros_subscription = None
+                self._bus_subscription = self._bus.subscribe(self.key, self._callback)
+            elif not local and self._ros_subscription is None:
+                if self._bus_subscription is not None:
+                    self._bus_subscription.close()
+                    self._bus_subscription = None
+                self._ros_subscription = self._node.create_subscription(
+                    self._channel.message_type, self.key, self._on_message, self._channel.qos()
+                )
+
+    def _on_message(self, message: Any) -> None:
+        self._callback(self._channel.from_message(message))
+
+    def close(self) -> None:
+        self._unwatch()
+        with self._lock:
+            if self._bus_subscription is not None:
+                self._bus_subscription.close()
+                self._bus_subscription = None
+            if self._ros_subscription is not None:
+                self._node.destroy_subscription(self._ros_subscription)
+                self._ros_subscription = None

@@ -1,0 +1,457 @@
+"""The connection to a simulator: sockets, handshake, decoding, dispatch, reconnection.
+
+One I/O thread owns every socket of the session (the control channel and each agent's sensor
+and vehicle channels). It decodes frames as they arrive and hands each message to the
+`LinkListener` at once, in that thread, so a sample is published without a queue or a thread
+switch in between. Requests (steps, state changes, resets) come from other threads and are
+sent under a lock per socket.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import selectors
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from acres_bridge import __version__
+from acres_bridge.wire import (
+    PROTOCOL_VERSION,
+    AgentReset,
+    ClientHello,
+    Clock,
+    EpisodeInfo,
+    ErrorReply,
+    FrameKind,
+    FrameReader,
+    Hello,
+    InsSample,
+    ProtocolError,
+    ResetSession,
+    SensorMeta,
+    SetState,
+    StepDone,
+    StepRequest,
+    StepStatus,
+    StreamMark,
+    decode,
+    encode,
+)
+from acres_bridge.wire.frames import Frame
+
+__all__ = ["LinkCounters", "LinkListener", "SimulatorLink", "StepOutcome"]
+
+_log = logging.getLogger("acres_bridge.ingest")
+_RECV_BYTES = 4 * 1024 * 1024
+
+
+class Logger(Protocol):
+    """The logging calls the link makes: rclpy's node logger and logging.Logger both have them."""
+
+    def debug(self, message: str) -> Any: ...
+    def info(self, message: str) -> Any: ...
+    def warning(self, message: str) -> Any: ...
+    def error(self, message: str) -> Any: ...
+
+
+class LinkListener(Protocol):
+    """What the link calls, from its I/O thread, for each decoded message."""
+
+    def on_session(self, hello: Hello) -> None: ...
+    def on_sensor_meta(self, agent: int, meta: SensorMeta) -> None: ...
+    def on_episode(self, info: EpisodeInfo) -> None: ...
+    def on_clock(self, clock: Clock) -> None: ...
+    def on_ins(self, agent: int, sample: InsSample) -> None: ...
+    def on_disconnect(self, reason: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """How a step request ended: done (with the last step) or refused/failed (with the reason)."""
+
+    ok: bool
+    last_step: int = 0
+    message: str = ""
+
+
+@dataclass
+class LinkCounters:
+    """What the link dropped or refused, by reason; read by diagnostics and tests."""
+
+    dropped_frames: Counter[str] = field(default_factory=Counter)
+    bad_payloads: Counter[str] = field(default_factory=Counter)
+    unexpected: Counter[str] = field(default_factory=Counter)
+    sessions: int = 0
+
+
+@dataclass
+class _Channel:
+    name: str  # "control", "sensor/0", "vehicle/0"
+    sock: socket.socket
+    reader: FrameReader
+    agent: int = 0
+    send_lock: threading.Lock = field(default_factory=threading.Lock)
+    marked_step: int = -1
+
+
+@dataclass
+class _PendingStep:
+    request_id: int
+    done: threading.Event = field(default_factory=threading.Event)
+    last_step: int | None = None
+    outcome: StepOutcome | None = None
+
+
+class _RateLimitedLog:
+    """Log once per kind, then at most once per interval, with the count in between."""
+
+    def __init__(self, logger: Logger, interval_s: float = 5.0) -> None:
+        self._logger = logger
+        self._interval_s = interval_s
+        self._last: dict[str, float] = {}
+        self._suppressed: Counter[str] = Counter()
+
+    def warning(self, kind: str, message: str) -> None:
+        now = time.monotonic()
+        if now - self._last.get(kind, -1e9) < self._interval_s:
+            self._suppressed[kind] += 1
+            return
+        skipped = self._suppressed.pop(kind, 0)
+        self._last[kind] = now
+        self._logger.warning(message + (f" ({skipped} more since the last report)" if skipped else ""))
+
+
+class SimulatorLink:
+    """The bridge's side of the wire protocol, for one simulator session at a time."""
+
+    def __init__(
+        self,
+        *,
+        host: str,
+        port: int,
+        listener: LinkListener,
+        reconnect_interval_s: float = 0.5,
+        connect_timeout_s: float = 2.0,
+        logger: Logger = _log,
+    ) -> None:
+        self._log = logger
+        self._host = host
+        self._port = port
+        self._listener = listener
+        self._reconnect_interval_s = reconnect_interval_s
+        self._connect_timeout_s = connect_timeout_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._channels: list[_Channel] = []
+        self._control: _Channel | None = None
+        self._hello: Hello | None = None
+        self._pending: dict[int, _PendingStep] = {}
+        self._pending_lock = threading.Lock()
+        self._next_request = 1
+        self._command_seqs: list[int] = []
+        self._wake_r, self._wake_w = socket.socketpair()
+        self.counters = LinkCounters()
+        self._warn = _RateLimitedLog(logger)
+        self._connected = threading.Event()
+
+    # ---- life cycle --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="acres-ingest", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake_w.send(b"x")
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+            self._thread = None
+        self._wake_r.close()
+        self._wake_w.close()
+
+    @property
+    def hello(self) -> Hello | None:
+        """The current session, or None while not connected."""
+        return self._hello
+
+    def wait_connected(self, timeout_s: float) -> bool:
+        return self._connected.wait(timeout_s)
+
+    # ---- requests (any thread) ---------------------------------------------------------------
+
+    def request_steps(self, steps: int, *, timeout_s: float) -> StepOutcome:
+        """Run `steps` physics steps and wait until their data has been handed to the listener."""
+        control = self._control
+        if control is None or self._hello is None:
+            return StepOutcome(False, message="not connected to a simulator")
+        with self._pending_lock:
+            request_id = self._next_request
+            self._next_request = (self._next_request % 0xFFFFFFFF) + 1
+            pending = _PendingStep(request_id)
+            self._pending[request_id] = pending
+        request = StepRequest(request_id, steps, tuple(self._command_seqs))
+        if not self._send(control, encode(request)):
+            with self._pending_lock:
+                self._pending.pop(request_id, None)
+            return StepOutcome(False, message="the simulator connection failed while sending")
+        if not pending.done.wait(timeout_s):
+            with self._pending_lock:
+                self._pending.pop(request_id, None)
+            return StepOutcome(False, message=f"no answer to the step request within {timeout_s} s")
+        assert pending.outcome is not None
+        return pending.outcome
+
+    def set_state(self, state: int) -> bool:
+        return self._send_control(encode(SetState(state=state)))
+
+    def reset_session(self, reason: str = "") -> bool:
+        return self._send_control(encode(ResetSession(reason=reason)))
+
+    def reset_agent(self, agent: int, x_m: float, y_m: float, yaw_rad: float) -> bool:
+        return self._send_control(encode(AgentReset(agent=agent, x_m=x_m, y_m=y_m, yaw_rad=yaw_rad)))
+
+    def _send_control(self, data: bytes) -> bool:
+        control = self._control
+        return control is not None and self._send(control, data)
+
+    def _send(self, channel: _Channel, data: bytes) -> bool:
+        try:
+            with channel.send_lock:
+                channel.sock.sendall(data)
+        except OSError as error:
+            self._warn.warning(f"send/{channel.name}", f"sending on {channel.name} failed: {error}")
+            return False
+        return True
+
+    # ---- I/O thread --------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            reason = "stopped"
+            try:
+                if self._open_session():
+                    reason = self._serve()
+            except OSError as error:
+                reason = f"connection error: {error}"
+            finally:
+                was_connected = self._hello is not None
+                self._close_session(reason)
+                if was_connected and not self._stop.is_set():
+                    self._listener.on_disconnect(reason)
+            self._stop.wait(self._reconnect_interval_s)
+
+    def _connect(self, port: int, name: str) -> socket.socket:
+        sock = socket.create_connection((self._host, port), timeout=self._connect_timeout_s)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.settimeout(self._connect_timeout_s)
+        self._log.debug(f"connected {name} to {self._host}:{port}")
+        return sock
+
+    def _read_frame(self, channel: _Channel, kind: FrameKind) -> Frame:
+        """Block (with the socket's timeout) for the first frame of a channel, which must be `kind`."""
+        while True:
+            for frame in channel.reader.frames():
+                if frame.kind is FrameKind.ERROR:
+                    reply = decode(frame)
+                    assert isinstance(reply, ErrorReply)
+                    raise ProtocolError(f"the simulator refused {channel.name}: {reply.message}")
+                if frame.kind is not kind:
+                    raise ProtocolError(
+                        f"{channel.name}: expected {kind.name} first, found {frame.kind.name}"
+                    )
+                return frame
+            if channel.reader.version_mismatch is not None:
+                raise ProtocolError(
+                    f"the simulator speaks protocol version {channel.reader.version_mismatch}, "
+                    f"this bridge speaks {PROTOCOL_VERSION}: update the bridge or the simulator",
+                    version_mismatch=channel.reader.version_mismatch,
+                )
+            data = channel.sock.recv(_RECV_BYTES)
+            if not data:
+                raise ConnectionError(f"{channel.name} closed during the handshake")
+            channel.reader.feed(data)
+
+    def _open_session(self) -> bool:
+        try:
+            sock = self._connect(self._port, "control")
+        except OSError:
+            return False
+        control = _Channel("control", sock, FrameReader())
+        self._channels = [control]
+        try:
+            hello = decode(self._read_frame(control, FrameKind.HELLO))
+            assert isinstance(hello, Hello)
+            client = ClientHello(
+                protocol_version=PROTOCOL_VERSION, client=f"acres_bridge {__version__}", role="control"
+            )
+            control.sock.sendall(encode(client))
+            for agent in hello.agents:
+                for role, port in (("sensor", agent.sensor_port), ("vehicle", agent.vehicle_port)):
+                    if port == 0:
+                        continue
+                    channel = _Channel(f"{role}/{agent.index}", self._connect(port, role), FrameReader())
+                    channel.agent = agent.index
+                    self._channels.append(channel)
+                    hello_frame = ClientHello(
+                        protocol_version=PROTOCOL_VERSION,
+                        client=f"acres_bridge {__version__}",
+                        role=role,
+                        agent=agent.index,
+                    )
+                    channel.sock.sendall(encode(hello_frame))
+        except ProtocolError as error:
+            self._log.error(str(error))
+            return False
+        except (OSError, AssertionError) as error:
+            self._warn.warning("handshake", f"handshake with the simulator failed: {error}")
+            return False
+        self._control = control
+        self._command_seqs = [0] * len(hello.agents)
+        self._hello = hello
+        self.counters.sessions += 1
+        agents = ", ".join(f"{a.name} ({a.vehicle})" for a in hello.agents)
+        mode = "lockstep" if hello.lockstep else "free run"
+        self._log.info(
+            f"connected to {hello.simulator}: map {hello.map}, source {hello.source}, {mode}, agents {agents}"
+        )
+        self._listener.on_session(hello)
+        self._connected.set()
+        return True
+
+    def _serve(self) -> str:
+        selector = selectors.DefaultSelector()
+        for channel in self._channels:
+            channel.sock.setblocking(False)
+            selector.register(channel.sock, selectors.EVENT_READ, channel)
+        selector.register(self._wake_r, selectors.EVENT_READ, None)
+        try:
+            # Frames that arrived together with the handshake are already buffered.
+            for channel in self._channels:
+                self._dispatch_buffered(channel)
+            while not self._stop.is_set():
+                for key, _ in selector.select(timeout=1.0):
+                    channel = key.data
+                    if channel is None:
+                        self._wake_r.recv(64)
+                        continue
+                    try:
+                        data = channel.sock.recv(_RECV_BYTES)
+                    except (BlockingIOError, InterruptedError):
+                        continue
+                    if not data:
+                        if channel is self._control:
+                            return "the simulator closed the control channel"
+                        selector.unregister(channel.sock)
+                        self._warn.warning(f"closed/{channel.name}", f"the simulator closed {channel.name}")
+                        continue
+                    channel.reader.feed(data)
+                    self._dispatch_buffered(channel)
+            return "stopped"
+        finally:
+            selector.close()
+
+    def _dispatch_buffered(self, channel: _Channel) -> None:
+        reader = channel.reader
+        for frame in reader.frames():
+            try:
+                message = decode(frame)
+            except ProtocolError as error:
+                self.counters.bad_payloads[frame.kind.name] += 1
+                self._warn.warning(f"payload/{frame.kind.name}", f"{channel.name}: dropped a frame: {error}")
+                continue
+            self._dispatch(channel, message)
+        if reader.dropped:
+            for reason, count in reader.dropped.items():
+                self.counters.dropped_frames[reason] += count
+                self._warn.warning(f"frame/{reason}", f"{channel.name}: dropped {count} frame(s): {reason}")
+            reader.dropped.clear()
+
+    def _dispatch(self, channel: _Channel, message: object) -> None:
+        handler = self._handlers.get(type(message))
+        if handler is None:
+            name = type(message).__name__
+            self.counters.unexpected[name] += 1
+            self._warn.warning(f"unexpected/{name}", f"{channel.name}: unexpected {name}, ignored")
+            return
+        handler(self, channel, message)
+
+    def _on_clock(self, channel: _Channel, message: Clock) -> None:
+        self._listener.on_clock(message)
+
+    def _on_episode(self, channel: _Channel, message: EpisodeInfo) -> None:
+        self._listener.on_episode(message)
+
+    def _on_ins(self, channel: _Channel, message: InsSample) -> None:
+        self._listener.on_ins(channel.agent, message)
+
+    def _on_sensor_meta(self, channel: _Channel, message: SensorMeta) -> None:
+        self._listener.on_sensor_meta(channel.agent, message)
+
+    def _on_mark(self, channel: _Channel, message: StreamMark) -> None:
+        channel.marked_step = message.last_step
+        self._complete_steps()
+
+    def _on_step_done(self, channel: _Channel, message: StepDone) -> None:
+        with self._pending_lock:
+            pending = self._pending.get(message.request_id)
+        if pending is None:
+            self.counters.unexpected["StepDone"] += 1
+            return
+        if message.status != StepStatus.DONE:
+            with self._pending_lock:
+                self._pending.pop(message.request_id, None)
+            reason = "stopped" if message.status == StepStatus.STOPPED else "not paused"
+            pending.outcome = StepOutcome(
+                False, message=f"the simulator refused the steps: the simulation is {reason}"
+            )
+            pending.done.set()
+            return
+        pending.last_step = message.last_step
+        self._complete_steps()
+
+    def _on_error(self, channel: _Channel, message: ErrorReply) -> None:
+        self._log.error(f"the simulator reports on {channel.name}: {message.message} ({message.code})")
+
+    def _complete_steps(self) -> None:
+        """Acknowledge every request whose steps are done and marked on every stream."""
+        streams = [c for c in self._channels if c is not self._control]
+        marked = min((c.marked_step for c in streams), default=None)
+        with self._pending_lock:
+            for request_id, pending in list(self._pending.items()):
+                if pending.last_step is None or (marked is not None and marked < pending.last_step):
+                    continue
+                pending.outcome = StepOutcome(True, last_step=pending.last_step)
+                pending.done.set()
+                del self._pending[request_id]
+
+    _handlers: ClassVar[dict[type, Callable[[SimulatorLink, _Channel, Any], None]]] = {
+        Clock: _on_clock,
+        EpisodeInfo: _on_episode,
+        InsSample: _on_ins,
+        SensorMeta: _on_sensor_meta,
+        StreamMark: _on_mark,
+        StepDone: _on_step_done,
+        ErrorReply: _on_error,
+    }
+
+    def _close_session(self, reason: str) -> None:
+        self._connected.clear()
+        self._hello = None
+        self._control = None
+        for channel in self._channels:
+            with contextlib.suppress(OSError):
+                channel.sock.close()
+        self._channels = []
+        with self._pending_lock:
+            pending = list(self._pending.values())
+            self._pending.clear()
+        for step in pending:
+            step.outcome = StepOutcome(False, message=f"the simulator went away: {reason}")
+            step.done.set()

@@ -1,0 +1,46 @@
+"""ins: the pose and INS topics of a vehicle from each INS sample (spec: Pose and INS).
+
+Polaris: /vehicle/odom, /oxts/imu (OxTS axes), /oxts/velocity (angular rate in deg/s),
+/oxts/fix, /sim/ground_truth/odom. Maxxum: odom, imu/data (body axes), gnss/fix,
+ground_truth/odom. Odometry, the fix and the ground truth are published only for samples
+with a UTM position; the IMU and the velocity for every sample.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acres_bridge.convert import ins as convert
+from acres_bridge.ingest.channels import INS
+from acres_bridge.nodes.base import SubsystemNode
+from acres_bridge.wire import InsSample
+
+__all__ = ["Ins"]
+
+
+class Ins(SubsystemNode):
+    """Publishes the INS topics of one vehicle."""
+
+    DEFAULT_NODE_NAME = "ins"
+
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__(**node_options)
+        polaris = self.vehicle == "polaris"
+        self._oxts = polaris
+        self._odom = self.publisher("/vehicle/odom" if polaris else "odom")
+        self._imu = self.publisher("/oxts/imu" if polaris else "imu/data")
+        self._fix = self.publisher("/oxts/fix" if polaris else "gnss/fix")
+        self._truth = self.publisher("/sim/ground_truth/odom" if polaris else "ground_truth/odom")
+        self._velocity = self.publisher("/oxts/velocity") if polaris else None
+        self._fix_frame = self.frames.navsat if polaris else self.frames.gnss
+        self.samples(INS, self._on_ins)
+
+    def _on_ins(self, sample: InsSample) -> None:
+        frames = self.frames
+        self._imu.publish(convert.imu(sample, frames.imu, oxts_axes=self._oxts))
+        if self._velocity is not None:
+            self._velocity.publish(convert.oxts_velocity(sample, frames.oxts))
+        if sample.has_position:
+            self._odom.publish(convert.odometry(sample, frames))
+            self._fix.publish(convert.navsat_fix(sample, self._fix_frame))
+            self._truth.publish(convert.ground_truth_odometry(sample, frames))

@@ -73,6 +73,8 @@ def wire_ins(sample: InsSample) -> WireIns:
         true_position=sample.true_position_utm,
         true_orientation=sample.true_orientation,
         true_speed=sample.true_speed,
+        angular_rate_variance=sample.angular_rate_cov,
+        specific_force_variance=sample.specific_force_cov,
     )
 
 

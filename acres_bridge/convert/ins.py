@@ -100,11 +100,14 @@ def imu(sample: InsSample, frame_id: str, *, oxts_axes: bool) -> Imu:
     wx, wy, wz = sample.angular_rate
     fx, fy, fz = sample.specific_force
     roll_var, pitch_var, yaw_var = sample.attitude_variance
+    rate_var, force_var = sample.angular_rate_variance, sample.specific_force_variance
     if oxts_axes:
         orientation = quaternion_multiply(sample.orientation, BODY_TO_OXTS)
         rate = (wy, wx, -wz)
         force = (fy, fx, -fz)
         attitude_var = (pitch_var, roll_var, yaw_var)
+        rate_var = (rate_var[1], rate_var[0], rate_var[2])
+        force_var = (force_var[1], force_var[0], force_var[2])
     else:
         orientation = sample.orientation
         rate = (wx, wy, wz)
@@ -116,10 +119,14 @@ def imu(sample: InsSample, frame_id: str, *, oxts_axes: bool) -> Imu:
     v.x, v.y, v.z = rate
     a = message.linear_acceleration
     a.x, a.y, a.z = force
-    message.orientation_covariance = [
-        attitude_var[0], 0.0, 0.0, 0.0, attitude_var[1], 0.0, 0.0, 0.0, attitude_var[2],
-    ]  # fmt: skip
+    message.orientation_covariance = _diagonal(attitude_var)
+    message.angular_velocity_covariance = _diagonal(rate_var)
+    message.linear_acceleration_covariance = _diagonal(force_var)
     return message
+
+
+def _diagonal(variance: tuple[float, float, float]) -> list[float]:
+    return [variance[0], 0.0, 0.0, 0.0, variance[1], 0.0, 0.0, 0.0, variance[2]]
 
 
 def oxts_velocity(sample: InsSample, frame_id: str) -> TwistStamped:
@@ -144,8 +151,7 @@ def navsat_fix(sample: InsSample, frame_id: str) -> NavSatFix:
     message.latitude = sample.latitude_deg
     message.longitude = sample.longitude_deg
     message.altitude = sample.position[2]
-    east, north, up = sample.position_variance
-    message.position_covariance = [east, 0.0, 0.0, 0.0, north, 0.0, 0.0, 0.0, up]
+    message.position_covariance = _diagonal(sample.position_variance)
     message.position_covariance_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
     return message
 

@@ -146,6 +146,8 @@ def _ins_to_message(sample: InsSample) -> InsSampleMessage:
     _xyz(message.attitude_variance, sample.attitude_variance)
     _xyz(message.true_position, sample.true_position)
     _xyzw(message.true_orientation, sample.true_orientation)
+    _xyz(message.angular_rate_variance, sample.angular_rate_variance)
+    _xyz(message.specific_force_variance, sample.specific_force_variance)
     return message
 
 
@@ -175,6 +177,8 @@ def _ins_from_message(message: InsSampleMessage) -> InsSample:
         true_position=_v(message.true_position),
         true_orientation=_q(message.true_orientation),
         true_speed=message.true_speed_mps,
+        angular_rate_variance=_v(message.angular_rate_variance),
+        specific_force_variance=_v(message.specific_force_variance),
     )
 
 

@@ -99,6 +99,7 @@ class FrameReader:
         self.dropped: Counter[str] = Counter()
         self.version_mismatch: int | None = None
         self.frames_read = 0
+        self._skipping = False  # inside a dropped stretch that may go on in the next feed
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         self._buffer += data
@@ -126,9 +127,12 @@ class FrameReader:
                 elif length > self._max_payload:
                     reason = "oversized"
                 if reason is not None:
-                    self.dropped[reason] += 1
+                    if not self._skipping or magic == MAGIC:  # one count per dropped stretch
+                        self.dropped[reason] += 1
+                    self._skipping = True
                     start = self._resync(buffer, start + 1)
                     continue
+                self._skipping = False
                 end = start + HEADER.size + length
                 if len(buffer) < end:
                     break
@@ -142,8 +146,12 @@ class FrameReader:
 
     @staticmethod
     def _resync(buffer: bytearray, position: int) -> int:
-        """The offset of the next magic, or where a partial magic may begin at the end."""
+        """The offset of the next magic; without one, of a partial magic at the very end, else the end."""
         found = buffer.find(MAGIC, position)
         if found >= 0:
             return found
-        return max(position, len(buffer) - (len(MAGIC) - 1))
+        for keep in range(len(MAGIC) - 1, 0, -1):
+            start = len(buffer) - keep
+            if start >= position and buffer[start:] == MAGIC[:keep]:
+                return start
+        return len(buffer)

@@ -19,6 +19,7 @@ from acres_bridge.wire.errors import ProtocolError
 from acres_bridge.wire.frames import PROTOCOL_VERSION, FrameKind, encode_frame
 
 __all__ = [
+    "MAX_STAMP_NS",
     "AgentEntry",
     "AgentReset",
     "ClientHello",
@@ -238,8 +239,9 @@ class InsSample:
     Positions in UTM (EPSG of the session), easting/northing/ellipsoidal height in m;
     orientations as quaternions (x, y, z, w) of base_footprint in the grid ENU frame (yaw
     counter-clockwise from grid east); velocity, angular rate and specific force in the body
-    frame of base_footprint (x forward, y left, z up) in m/s, rad/s, m/s^2. Covariances are the
-    diagonals (east, north, up), (x, y, z) and (roll, pitch, yaw).
+    frame of base_footprint (x forward, y left, z up) in m/s, rad/s, m/s^2. Variances are the
+    covariance diagonals: position (east, north, up), velocity, angular rate and specific force
+    (x, y, z), attitude (roll, pitch, yaw).
     """
 
     step: int
@@ -258,14 +260,37 @@ class InsSample:
     true_position: tuple[float, float, float]
     true_orientation: tuple[float, float, float, float]
     true_speed: float
+    angular_rate_variance: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    specific_force_variance: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
+MAX_STAMP_NS = (1 << 31) * 1_000_000_000 - 1  # builtin_interfaces/Time holds int32 seconds
 _CLOCK = struct.Struct("<Qq")
 _STEP_REQUEST = struct.Struct("<IIQ")  # request_id, agent count, steps; then count x uint64
 _STEP_DONE = struct.Struct("<IIQ")  # request_id, status, last_step
 _STREAM_MARK = struct.Struct("<Q")
-_INS = struct.Struct("<QqIxxxx35d")
+_INS = struct.Struct("<QqIxxxx41d")
 INS_FLAG_POSITION = 1
+# The 41 numbers of an INS payload after step, stamp and flags, in order (names for error messages).
+_INS_NUMBERS = (
+    *(f"position[{i}]" for i in range(3)),
+    "latitude_deg",
+    "longitude_deg",
+    *(f"orientation[{i}]" for i in range(4)),
+    *(f"velocity[{i}]" for i in range(3)),
+    *(f"angular_rate[{i}]" for i in range(3)),
+    *(f"specific_force[{i}]" for i in range(3)),
+    *(f"position_variance[{i}]" for i in range(3)),
+    *(f"velocity_variance[{i}]" for i in range(3)),
+    *(f"attitude_variance[{i}]" for i in range(3)),
+    *(f"true_position[{i}]" for i in range(3)),
+    *(f"true_orientation[{i}]" for i in range(4)),
+    "true_speed",
+    *(f"angular_rate_variance[{i}]" for i in range(3)),
+    *(f"specific_force_variance[{i}]" for i in range(3)),
+)
+# Fields that carry no meaning without a fix: position, latitude, longitude, position variance.
+_INS_FIX_ONLY = frozenset((0, 1, 2, 3, 4, 18, 19, 20))
 
 
 def encode(message: object) -> bytes:
@@ -306,6 +331,8 @@ def _encode_payload(message: object) -> bytes:
             *message.true_position,
             *message.true_orientation,
             message.true_speed,
+            *message.angular_rate_variance,
+            *message.specific_force_variance,
         )
     return json.dumps(asdict(message), separators=(",", ":")).encode()  # type: ignore[call-overload]
 
@@ -330,6 +357,13 @@ _KIND_OF: dict[type, FrameKind] = {
 # ---- decoding --------------------------------------------------------------------------------
 
 
+def _check_stamp(what: str, stamp_ns: int) -> None:
+    if not 0 <= stamp_ns <= MAX_STAMP_NS:
+        raise ProtocolError(
+            f"{what}: stamp_ns must be in 0 .. {MAX_STAMP_NS} (int32 seconds), found {stamp_ns}"
+        )
+
+
 def _unpack(what: str, layout: struct.Struct, payload: bytes) -> tuple[Any, ...]:
     if len(payload) != layout.size:
         raise ProtocolError(f"{what}: expected {layout.size} payload bytes, found {len(payload)}")
@@ -338,8 +372,7 @@ def _unpack(what: str, layout: struct.Struct, payload: bytes) -> tuple[Any, ...]
 
 def decode_clock(payload: bytes) -> Clock:
     step, stamp_ns = _unpack("CLOCK", _CLOCK, payload)
-    if stamp_ns < 0:
-        raise ProtocolError(f"CLOCK: stamp_ns must not be negative, found {stamp_ns}")
+    _check_stamp("CLOCK", stamp_ns)
     return Clock(step, stamp_ns)
 
 
@@ -375,15 +408,14 @@ def decode_ins(payload: bytes) -> InsSample:
     values = _unpack("INS", _INS, payload)
     step, stamp_ns, flags = values[:3]
     numbers = values[3:]
-    if stamp_ns < 0:
-        raise ProtocolError(f"INS: stamp_ns must not be negative, found {stamp_ns}")
+    _check_stamp("INS", stamp_ns)
     if flags & ~INS_FLAG_POSITION:
         raise ProtocolError(f"INS: unknown flags {flags:#x}")
     has_position = bool(flags & INS_FLAG_POSITION)
     # Without a fix the position fields carry no meaning (NaN is allowed there); all else must be finite.
-    checked = numbers if has_position else numbers[5:]
-    if not all(math.isfinite(value) for value in checked):
-        raise ProtocolError("INS: a field that must be finite is NaN or infinite")
+    for index, value in enumerate(numbers):
+        if not math.isfinite(value) and (has_position or index not in _INS_FIX_ONLY):
+            raise ProtocolError(f"INS: field {_INS_NUMBERS[index]} must be finite, found {value}")
     n = numbers
     return InsSample(
         step=step,
@@ -402,13 +434,15 @@ def decode_ins(payload: bytes) -> InsSample:
         true_position=(n[27], n[28], n[29]),
         true_orientation=(n[30], n[31], n[32], n[33]),
         true_speed=n[34],
+        angular_rate_variance=(n[35], n[36], n[37]),
+        specific_force_variance=(n[38], n[39], n[40]),
     )
 
 
 def _json_object(what: str, payload: bytes) -> dict[str, Any]:
     try:
         data = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError
         raise ProtocolError(f"{what}: payload is not a UTF-8 JSON object ({error})") from None
     if not isinstance(data, dict):
         raise ProtocolError(f"{what}: payload must be a JSON object, found {type(data).__name__}")
@@ -432,8 +466,21 @@ def _get(what: str, data: dict[str, Any], key: str, kind: type | tuple[type, ...
     return value
 
 
+def _finite(what: str, key: str, value: Any) -> float:
+    """A JSON number as a finite float; an int too large for a float is refused, not an OverflowError."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ProtocolError(f"{what}: field {key!r} must be a number, found {value!r}")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise ProtocolError(f"{what}: field {key!r} is too large for a float") from None
+    if not math.isfinite(number):
+        raise ProtocolError(f"{what}: field {key!r} must be finite, found {value!r}")
+    return number
+
+
 def _number(what: str, data: dict[str, Any], key: str) -> float:
-    return float(_get(what, data, key, (int, float)))
+    return _finite(what, key, _get(what, data, key, (int, float)))
 
 
 def _non_negative(what: str, data: dict[str, Any], key: str, *, bits: int = 64) -> int:
@@ -443,6 +490,12 @@ def _non_negative(what: str, data: dict[str, Any], key: str, *, bits: int = 64) 
     return value
 
 
+def _stamp(what: str, data: dict[str, Any]) -> int:
+    stamp_ns: int = _get(what, data, "stamp_ns", int)
+    _check_stamp(what, stamp_ns)
+    return stamp_ns
+
+
 def _one_of(what: str, data: dict[str, Any], key: str, allowed: tuple[str, ...]) -> str:
     value: str = _get(what, data, key, str)
     if value not in allowed:
@@ -450,8 +503,8 @@ def _one_of(what: str, data: dict[str, Any], key: str, allowed: tuple[str, ...])
     return value
 
 
-def _port(what: str, data: dict[str, Any], key: str) -> int:
-    value = _non_negative(what, data, key) if key in data else 0
+def _port(what: str, data: dict[str, Any], key: str, *, required: bool = True) -> int:
+    value = _non_negative(what, data, key) if required or key in data else 0
     if value > 65535:
         raise ProtocolError(f"{what}: field {key!r} is not a port, found {value}")
     return value
@@ -476,11 +529,10 @@ def _state(what: str, data: dict[str, Any]) -> int:
 
 def _triple(what: str, data: dict[str, Any], key: str) -> tuple[float, float, float]:
     value = _get(what, data, key, list)
-    if len(value) != 3 or not all(
-        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in value
-    ):
-        raise ProtocolError(f"{what}: field {key!r} must be 3 finite numbers, found {value!r}")
-    return (float(value[0]), float(value[1]), float(value[2]))
+    if len(value) != 3:
+        raise ProtocolError(f"{what}: field {key!r} must be 3 finite numbers, found {len(value)} values")
+    x, y, z = (_finite(what, key, v) for v in value)
+    return (x, y, z)
 
 
 def decode_hello(payload: bytes) -> Hello:
@@ -508,7 +560,7 @@ def decode_hello(payload: bytes) -> Hello:
                 vehicle=_one_of(where, raw, "vehicle", VEHICLES),
                 sensor_port=_port(where, raw, "sensor_port"),
                 vehicle_port=_port(where, raw, "vehicle_port"),
-                can_port=_port(where, raw, "can_port"),
+                can_port=_port(where, raw, "can_port", required=False),
             )
         )
     names = [agent.name for agent in agents]
@@ -553,6 +605,8 @@ def decode_episode(payload: bytes) -> EpisodeInfo:
     agents = _get(what, data, "agents", list)
     if not all(isinstance(name, str) for name in agents):
         raise ProtocolError(f"{what}: field 'agents' must be a list of strings, found {agents!r}")
+    if len(set(agents)) != len(agents):
+        raise ProtocolError(f"{what}: agent names must be unique, found {agents}")
     episode_time_s = _number(what, data, "episode_time_s")
     if episode_time_s < 0:
         raise ProtocolError(f"{what}: field 'episode_time_s' must not be negative, found {episode_time_s}")
@@ -561,7 +615,7 @@ def decode_episode(payload: bytes) -> EpisodeInfo:
         episode=_non_negative(what, data, "episode", bits=32),
         reset_epoch=_non_negative(what, data, "reset_epoch", bits=32),
         step=_non_negative(what, data, "step"),
-        stamp_ns=_non_negative(what, data, "stamp_ns", bits=63),
+        stamp_ns=_stamp(what, data),
         episode_time_s=episode_time_s,
         state=_state(what, data),
         lockstep=_get(what, data, "lockstep", bool),

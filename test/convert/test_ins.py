@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import fields
 
 import numpy as np
 import pytest
@@ -25,7 +26,8 @@ from acres_bridge.convert.ins import (
     stamp,
     transform,
 )
-from acres_bridge.wire.messages import InsSample
+from acres_bridge.wire import ProtocolError, encode
+from acres_bridge.wire.messages import MAX_STAMP_NS, InsSample, decode_ins
 
 G = 9.81
 ROLL, PITCH, YAW = math.radians(2.0), math.radians(-3.0), math.radians(30.0)
@@ -102,6 +104,8 @@ def make_sample(
     specific_force: tuple[float, float, float] = (0.4, -0.2, 9.7),
     true_speed: float = 2.45,
     stamp_ns: int = STAMP_NS,
+    angular_rate_variance: tuple[float, float, float] = (1e-6, 4e-6, 9e-6),
+    specific_force_variance: tuple[float, float, float] = (1e-4, 2.5e-4, 6.4e-4),
 ) -> InsSample:
     return InsSample(
         step=3270,
@@ -120,6 +124,8 @@ def make_sample(
         true_position=(500438.1, 4479963.9, 181.7),
         true_orientation=quaternion_from_rpy(0.0, 0.0, YAW + 0.001),
         true_speed=true_speed,
+        angular_rate_variance=angular_rate_variance,
+        specific_force_variance=specific_force_variance,
     )
 
 
@@ -271,6 +277,44 @@ def test_oxts_imu_attitude_covariance_is_in_the_imu_axes(sample):
     np.testing.assert_allclose(np.reshape(message.orientation_covariance, (3, 3)), in_imu_axes, atol=1e-15)
 
 
+def test_oxts_imu_rate_and_force_covariances_are_in_the_imu_axes(sample):
+    message = imu(sample, "imu_link", oxts_axes=True)
+    body_to_imu = rotation_matrix(quat(message.orientation)).T @ rotation_matrix(sample.orientation)
+    for covariance, variance in (
+        (message.angular_velocity_covariance, sample.angular_rate_variance),
+        (message.linear_acceleration_covariance, sample.specific_force_variance),
+    ):
+        in_imu_axes = body_to_imu @ np.diag(variance) @ body_to_imu.T
+        np.testing.assert_allclose(np.reshape(covariance, (3, 3)), in_imu_axes, atol=1e-15)
+
+
+def test_oxts_imu_covariances_swap_x_and_y():
+    rate_var, force_var = (1.0, 2.0, 3.0), (4.0, 5.0, 6.0)
+    message = imu(
+        make_sample(angular_rate_variance=rate_var, specific_force_variance=force_var),
+        "imu_link",
+        oxts_axes=True,
+    )
+    assert list(message.angular_velocity_covariance) == [2.0, 0, 0, 0, 1.0, 0, 0, 0, 3.0]
+    assert list(message.linear_acceleration_covariance) == [5.0, 0, 0, 0, 4.0, 0, 0, 0, 6.0]
+    roll_var, pitch_var, yaw_var = make_sample().attitude_variance
+    assert list(message.orientation_covariance) == [pitch_var, 0, 0, 0, roll_var, 0, 0, 0, yaw_var]
+
+
+@pytest.mark.parametrize("oxts_axes", [True, False], ids=["oxts", "body"])
+def test_imu_covariances_of_default_variances_are_zero(oxts_axes):
+    """An InsSample made without the rate and force variances gives all-zero covariances."""
+    sample = make_sample()
+    given = {
+        f.name: getattr(sample, f.name)
+        for f in fields(InsSample)
+        if f.name not in ("angular_rate_variance", "specific_force_variance")
+    }
+    message = imu(InsSample(**given), "imu_link", oxts_axes=oxts_axes)
+    assert list(message.angular_velocity_covariance) == [0.0] * 9
+    assert list(message.linear_acceleration_covariance) == [0.0] * 9
+
+
 def test_maxxum_imu_keeps_the_body_axes(sample):
     message = imu(sample, MAXXUM2.imu, oxts_axes=False)
     assert message.header.frame_id == "polaris2/imu_link"
@@ -280,6 +324,14 @@ def test_maxxum_imu_keeps_the_body_axes(sample):
     assert (
         np.reshape(message.orientation_covariance, (3, 3)).tolist()
         == np.diag(sample.attitude_variance).tolist()
+    )
+    assert (
+        np.reshape(message.angular_velocity_covariance, (3, 3)).tolist()
+        == np.diag(sample.angular_rate_variance).tolist()
+    )
+    assert (
+        np.reshape(message.linear_acceleration_covariance, (3, 3)).tolist()
+        == np.diag(sample.specific_force_variance).tolist()
     )
 
 
@@ -377,7 +429,7 @@ def test_transform_utm_to_base_footprint(sample, frames, child):
         (999_999_999, 0, 999_999_999),
         (1_000_000_000, 1, 0),
         (1405 * 1_000_000_000 // 120, 11, 708_333_333),
-        (2**31 * 1_000_000_000 - 1, 2**31 - 1, 999_999_999),
+        (MAX_STAMP_NS, 2**31 - 1, 999_999_999),
     ],
 )
 def test_stamp_splits_integer_nanoseconds(stamp_ns, sec, nanosec):
@@ -385,7 +437,7 @@ def test_stamp_splits_integer_nanoseconds(stamp_ns, sec, nanosec):
 
 
 @settings(max_examples=200, deadline=None, database=None)
-@given(st.integers(min_value=0, max_value=2**31 * 1_000_000_000 - 1))
+@given(st.integers(min_value=0, max_value=MAX_STAMP_NS))
 def test_stamp_is_exact(stamp_ns):
     time = stamp(stamp_ns)
     assert 0 <= time.nanosec < 1_000_000_000
@@ -417,20 +469,28 @@ def test_every_message_is_valid_for_its_type(convert, sample):
     survives_serialisation(message)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="convert.ins.stamp builds a Time whose sec exceeds int32 for stamp_ns >= 2**31 s (which "
-    "every decoder accepts: stamp_ns is int64 on the wire); rclpy does not check the field and the "
-    "serialised stamp wraps to a negative time instead of being refused",
-)
-def test_a_stamp_beyond_int32_seconds_is_refused_or_kept():
-    stamp_ns = 2**31 * 1_000_000_000 + 5
-    try:
-        time = stamp(stamp_ns)
-    except (ValueError, OverflowError):
-        return
+def test_the_largest_accepted_stamp_fits_an_int32_second():
+    """stamp() does no range check of its own: the decoders keep stamp_ns within MAX_STAMP_NS."""
+    assert MAX_STAMP_NS == 2**31 * 1_000_000_000 - 1
+    time = stamp(MAX_STAMP_NS)
+    assert (time.sec, time.nanosec) == (2**31 - 1, 999_999_999)
     again = deserialize_message(serialize_message(time), Time)
-    assert again.sec * 1_000_000_000 + again.nanosec == stamp_ns
+    assert (again.sec, again.nanosec) == (2**31 - 1, 999_999_999)
+    assert again.sec * 1_000_000_000 + again.nanosec == MAX_STAMP_NS
+
+
+@pytest.mark.parametrize("convert", CONVERTERS, ids=CONVERTER_IDS)
+def test_every_message_of_the_latest_decodable_sample_keeps_its_stamp(convert):
+    payload = encode(make_sample(stamp_ns=MAX_STAMP_NS))[16:]
+    message = convert(decode_ins(payload))
+    again = deserialize_message(serialize_message(message), type(message))
+    assert (again.header.stamp.sec, again.header.stamp.nanosec) == (2**31 - 1, 999_999_999)
+
+
+def test_a_sample_one_nanosecond_later_does_not_decode():
+    payload = encode(make_sample(stamp_ns=MAX_STAMP_NS + 1))[16:]
+    with pytest.raises(ProtocolError, match=rf"INS: stamp_ns must be in 0 \.\. {MAX_STAMP_NS} "):
+        decode_ins(payload)
 
 
 def test_frame_names_come_from_the_frame_names_object(sample):

@@ -10,7 +10,8 @@ from rclpy.serialization import deserialize_message, serialize_message
 from rosgraph_msgs.msg import Clock as ClockMessage
 
 from acres_bridge.convert.session import clock, episode
-from acres_bridge.wire import Clock, EpisodeInfo, Frame, FrameKind, SimState, decode
+from acres_bridge.wire import Clock, EpisodeInfo, Frame, FrameKind, SimState, decode, encode
+from acres_bridge.wire.messages import MAX_STAMP_NS
 
 NS_PER_S = 1_000_000_000
 
@@ -147,3 +148,16 @@ def test_episode_the_largest_values_the_decoder_accepts_fit_the_message():
 def test_clock_survives_serialisation():
     message = clock(Clock(3089, 25_741_668_009))
     assert deserialize_message(serialize_message(message), ClockMessage) == message
+
+
+def test_the_latest_decodable_clock_and_episode_keep_their_stamp():
+    """The decoders accept stamps up to MAX_STAMP_NS, the last nanosecond of an int32 second."""
+    for sample, kind, message_type in (
+        (Clock(2**64 - 1, MAX_STAMP_NS), FrameKind.CLOCK, ClockMessage),
+        (info(stamp_ns=MAX_STAMP_NS), FrameKind.EPISODE, Episode),
+    ):
+        decoded = decode(Frame(kind, encode(sample)[16:]))
+        message = clock(decoded) if kind is FrameKind.CLOCK else episode(decoded)
+        again = deserialize_message(serialize_message(message), message_type)
+        time = again.clock if kind is FrameKind.CLOCK else again.header.stamp
+        assert (time.sec, time.nanosec) == (2**31 - 1, 999_999_999)

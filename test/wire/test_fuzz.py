@@ -60,6 +60,8 @@ INS = InsSample(
     true_position=(500438.1, 4479963.9, 181.7),
     true_orientation=(-0.0158, 0.0091, 0.7071, 0.7068),
     true_speed=1.49,
+    angular_rate_variance=(2.5e-7, 2.5e-7, 4e-7),
+    specific_force_variance=(1e-4, 1e-4, 2.5e-4),
 )
 
 EPISODE = EpisodeInfo(
@@ -375,12 +377,13 @@ WORDS = [
     "camera",
     "frame",
 ]
-# Integers stay within the float64 range here; larger ones are the subject of test_codec's overflow tests.
+# Integers beyond the float64 range (10**400) and around the largest stamp are among the leaves too.
 json_leaves = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(min_value=-(2**70), max_value=2**70),
     st.sampled_from([-1, 0, 1, 2, 3, 65535, 65536, 2**32, 2**63, 2**64]),
+    st.sampled_from([m.MAX_STAMP_NS, m.MAX_STAMP_NS + 1, 10**400, -(10**400)]),
     st.floats(),
     st.text(max_size=12),
     st.sampled_from(WORDS),
@@ -459,15 +462,18 @@ def test_json_decoders_take_any_bytes(what, payload):
     check_decoder(what, payload)
 
 
+INS_SIZE = 352
+
+
 @FUZZ
 @given(
-    payload=st.binary(min_size=304, max_size=304)
+    payload=st.binary(min_size=INS_SIZE, max_size=INS_SIZE)
     | st.builds(
         lambda spots: _overwrite(encode(INS)[16:], spots),
-        st.lists(st.tuples(st.integers(0, 303), st.integers(0, 255)), min_size=1, max_size=8),
+        st.lists(st.tuples(st.integers(0, INS_SIZE - 1), st.integers(0, 255)), min_size=1, max_size=8),
     )
 )
-def test_ins_decoder_takes_any_304_bytes(payload):
+def test_ins_decoder_takes_any_352_bytes(payload):
     sample: InsSample | None = None
     refusal = ""
     try:
@@ -475,13 +481,28 @@ def test_ins_decoder_takes_any_304_bytes(payload):
     except ProtocolError as error:
         refusal = str(error)
     if sample is None:
-        assert refusal.startswith("INS")
+        assert refusal.startswith("INS: ")
         return
-    checked = [*sample.orientation, *sample.velocity, *sample.true_orientation, sample.true_speed]
+    checked = [
+        *sample.orientation,
+        *sample.velocity,
+        *sample.angular_rate,
+        *sample.specific_force,
+        *sample.velocity_variance,
+        *sample.attitude_variance,
+        *sample.true_position,
+        *sample.true_orientation,
+        sample.true_speed,
+        *sample.angular_rate_variance,
+        *sample.specific_force_variance,
+    ]
     if sample.has_position:
-        checked += [*sample.position, sample.latitude_deg, sample.longitude_deg]
+        checked += [*sample.position, sample.latitude_deg, sample.longitude_deg, *sample.position_variance]
+    assert len(checked) == (41 if sample.has_position else 33)
     assert all(math.isfinite(value) for value in checked)
-    assert sample.stamp_ns >= 0
+    assert 0 <= sample.stamp_ns <= m.MAX_STAMP_NS
+    again = encode(sample)[16:]
+    assert again[:20] + again[24:] == payload[:20] + payload[24:]  # all but the pad, which is not read
 
 
 # ---- (f) another protocol version ----------------------------------------------------------------
@@ -506,8 +527,7 @@ def test_a_frame_of_another_version_is_dropped_and_reported(version, kind, paylo
     frames = feed_in_chunks(reader, foreign + GOOD[follower], sizes)
     assert same(decoded(frames), [MESSAGES[follower]])
     assert reader.dropped["protocol version"] == 1
-    # Split feeding may count the tail of the dropped header again (see the xfail test below).
-    assert set(reader.dropped) <= {"protocol version", "bad magic"}
+    assert reader.dropped == Counter({"protocol version": 1})
     assert reader.version_mismatch == version
 
 
@@ -519,21 +539,17 @@ def test_a_frame_of_version_2_is_reported_with_its_version():
     assert reader.version_mismatch == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="FrameReader._resync keeps the last 3 bytes of a dropped stretch even when they are no "
-    "prefix of MAGIC; when more bytes arrive, those bytes are counted again as 'bad magic', so the "
-    "counts in reader.dropped depend on how the stream was split",
-)
 @pytest.mark.parametrize(
     ("dropped", "reason"),
     [
         (frame_of_version(2, int(FrameKind.HELLO), b'{"protocol_version": 2}'), "protocol version"),
         (b"x" * 20, "bad magic"),
+        (b"x" * 20 + MAGIC[:3] + b"x", "bad magic"),
+        (b"x" * 20 + MAGIC[:1] + MAGIC[2:], "bad magic"),
     ],
-    ids=["version", "garbage"],
+    ids=["version", "garbage", "garbage_with_most_of_a_magic", "garbage_ending_like_a_magic"],
 )
-def test_a_dropped_stretch_is_counted_once_however_the_stream_is_split(dropped, reason):
+def test_a_dropped_stretch_is_counted_once_when_the_stream_is_split_after_it(dropped, reason):
     whole = FrameReader()
     whole.feed(dropped + GOOD[0])
     assert decoded(list(whole.frames())) == [MESSAGES[0]]
@@ -542,5 +558,54 @@ def test_a_dropped_stretch_is_counted_once_however_the_stream_is_split(dropped, 
     split.feed(dropped)
     assert list(split.frames()) == []
     split.feed(GOOD[0])
+    assert decoded(list(split.frames())) == [MESSAGES[0]]
+    assert split.dropped == Counter({reason: 1})
+
+
+@pytest.mark.parametrize(
+    ("tail", "kept"),
+    [
+        (b"", 0),
+        (b"xyz", 0),
+        (MAGIC[:1], 1),
+        (MAGIC[:2], 2),
+        (MAGIC[:3], 3),
+        (MAGIC[:3] + b"x", 0),
+        (MAGIC[:2] + MAGIC[:1], 1),
+        (MAGIC[1:], 0),
+    ],
+    ids=["none", "garbage", "A", "AC", "ACR", "ACRx", "ACA", "CRS"],
+)
+def test_after_dropping_garbage_the_reader_keeps_only_a_partial_magic_at_the_end(tail, kept):
+    reader = FrameReader()
+    reader.feed(b"x" * 20 + tail)
+    assert list(reader.frames()) == []
+    assert reader.dropped == Counter({"bad magic": 1})
+    assert reader.buffered == kept
+    reader.feed(MAGIC[kept:] + GOOD[0][4:] if kept else GOOD[0])
+    assert decoded(list(reader.frames())) == [MESSAGES[0]]
+    assert reader.dropped == Counter({"bad magic": 1})
+    assert reader.buffered == 0
+
+
+@pytest.mark.parametrize(
+    ("dropped", "cut", "reason"),
+    [
+        (b"x" * 40, 20, "bad magic"),
+        (b"x" * 20 + MAGIC[:3], 23, "bad magic"),
+        (b"x" * 20 + MAGIC[:1] + b"x" * 20, 21, "bad magic"),
+        (frame_of_version(2, int(FrameKind.HELLO), b'{"protocol_version": 2}'), 21, "protocol version"),
+    ],
+    ids=["garbage", "garbage_ending_in_a_partial_magic", "partial_magic_inside", "version_payload"],
+)
+def test_a_dropped_stretch_split_inside_is_counted_once(dropped, cut, reason):
+    whole = FrameReader()
+    whole.feed(dropped + GOOD[0])
+    assert decoded(list(whole.frames())) == [MESSAGES[0]]
+    assert whole.dropped == Counter({reason: 1})
+    split = FrameReader()
+    split.feed(dropped[:cut])
+    assert list(split.frames()) == []
+    split.feed(dropped[cut:] + GOOD[0])
     assert decoded(list(split.frames())) == [MESSAGES[0]]
     assert split.dropped == Counter({reason: 1})

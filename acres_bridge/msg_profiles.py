@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -20,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from ament_index_python.packages import get_package_share_directory
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from acres_bridge.errors import ProfileError
@@ -168,11 +169,22 @@ class MsgProfiles:
 
 
 def default_profile_dir() -> Path:
-    """msg_profiles/ of a source checkout when running from one, else the installed share copy."""
+    """msg_profiles/ of a source checkout when running from one, else the installed share copy.
+
+    The share copy is looked up on AMENT_PREFIX_PATH (a colcon or ROS install) and in this
+    interpreter's prefix (the pip-only venv, which sets no AMENT_PREFIX_PATH).
+    """
     source = Path(__file__).resolve().parent.parent / "msg_profiles"
     if (source / QOS_FILE).is_file():
         return source
-    return Path(get_package_share_directory(PACKAGE)) / "msg_profiles"
+    prefixes = [p for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
+    for prefix in (*prefixes, sys.prefix):
+        installed = Path(prefix) / "share" / PACKAGE / "msg_profiles"
+        if (installed / QOS_FILE).is_file():
+            return installed
+    raise ProfileError(
+        "msg_profiles", f"not found in a source checkout, on AMENT_PREFIX_PATH or in {sys.prefix}"
+    )
 
 
 @cache

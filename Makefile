@@ -70,10 +70,17 @@ pytest: setup
 test: lint typecheck pytest
 
 demo: setup
-	$(VENV)/bin/acres_topics --table polaris
+	$(VENV)/bin/acres_demo $(DEMO_ARGS)
 
+# Like the tests, the benchmarks run in a private network namespace where that is permitted.
+# Extra arguments: make bench BENCH_ARGS=--quick
 bench: setup
-	$(PY) -m bench
+	@if unshare -n true 2>/dev/null; then \
+	  unshare -n bash -c 'ip link set lo up && exec $(PY) -m bench $(BENCH_ARGS)'; \
+	else \
+	  echo "make bench: unshare -n is not permitted here; running with ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST only"; \
+	  $(PY) -m bench $(BENCH_ARGS); \
+	fi
 
 # Re-resolve the newest versions allowed by the requirement files and write them to constraints.txt.
 pins:

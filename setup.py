@@ -35,6 +35,7 @@ setup(
     entry_points={
         "console_scripts": [
             "acres_topics = acres_bridge.topics_cli:main",
+            "acres_demo = acres_bridge.demo:main",
             "component_container = acres_bridge.container.main:main",
             "sim_bridge = acres_bridge.sim_bridge:main",
             "acres_sim = acres_sim.cli:main",

@@ -1,0 +1,586 @@
+"""acres_demo: the bridge against the reference simulator, with a live table of its topics.
+
+    acres_demo                       run until Ctrl-C
+    acres_demo --seconds 10          stop after 10 s (or DEMO_SECONDS=10 acres_demo)
+    acres_demo --vehicle maxxum --seed 7 --port 47100
+
+It starts the simulator (free run) and the bridge as child processes, subscribes to every topic
+that msg_profiles says the bridge publishes for the vehicle, and each second shows, per topic,
+the expected rate, the rate measured over the last RATE_WINDOW_S seconds, the message count and
+a status. A topic that nothing publishes in this session (a subsystem still to come) says so.
+
+On a terminal the table is redrawn in place; otherwise it is printed every LOG_INTERVAL_S
+seconds, so a log stays readable. The final table is always printed at exit. The demo stops the
+bridge and the simulator on SIGINT, SIGTERM or when the time is up, and exits 0; it exits 1
+with a message when either child dies early or /clock does not arrive within CLOCK_TIMEOUT_S.
+
+DDS discovery is confined to this machine: the demo and its children run with
+ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST whatever the environment says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from types import FrameType
+from typing import Any, TextIO
+
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+from rclpy.signals import SignalHandlerOptions
+
+from acres_bridge.errors import AcresBridgeError
+from acres_bridge.msg_profiles import Direction, MsgProfiles, RateKind, TopicSpec, load_profiles
+from acres_bridge.topics_cli import format_rate, format_table, resolve_name
+
+__all__ = [
+    "CLOCK_TIMEOUT_S",
+    "FINAL_TITLE",
+    "HEADER",
+    "NOT_PUBLISHED",
+    "NOT_SUBSCRIBED",
+    "RATE_TOLERANCE",
+    "RATE_WINDOW_S",
+    "DemoError",
+    "DemoOptions",
+    "GraphView",
+    "Status",
+    "TopicWatch",
+    "main",
+    "parse_options",
+    "rate_status",
+    "run",
+    "topic_row",
+    "watch_list",
+]
+
+VEHICLES = ("polaris", "maxxum")
+SECONDS_ENV = "DEMO_SECONDS"
+
+RATE_WINDOW_S = 2.0  # the measured rate counts the arrivals of the last RATE_WINDOW_S seconds
+RATE_TOLERANCE = 0.10  # OK when the measured rate is within 10 % of the expected periodic rate
+MIN_DEPTH = 100  # reader history of each subscription, so a burst of messages is not lost
+CLOCK_TIMEOUT_S = 20.0  # longest wait from the bridge's start to the first /clock message
+READY_TIMEOUT_S = 20.0  # longest wait for the simulator's "listening on" line
+DISCOVERY_SETTLE_S = 1.0  # after the first /clock, the bridge's publishers are all known
+REDRAW_INTERVAL_S = 1.0
+LOG_INTERVAL_S = 5.0  # table interval when stdout is not a terminal
+STOP_TIMEOUT_S = 10.0  # wait after SIGINT before a child is killed
+OUTPUT_TAIL = 30  # lines of a child's output kept for the message when it dies
+
+NS_PER_S = 1_000_000_000
+NOT_PUBLISHED = "not published by this session"
+SUBSCRIBED = "subscribed by the bridge"
+NOT_SUBSCRIBED = "not subscribed by this session"
+CLEAR_SCREEN = "\x1b[H\x1b[2J"
+FINAL_TITLE = "acres_demo: final table"
+HEADER = ("topic", "type", "expected", "measured", "count", "status")
+EPISODE_STATES = {0: "stopped", 1: "playing", 2: "paused"}
+
+
+class DemoError(AcresBridgeError):
+    """Raised when the demo cannot go on: a child process died early, the simulator never said
+    it listens, or /clock did not arrive in time. The message names the process and its output."""
+
+
+class Status(Enum):
+    """The verdict on a periodic topic's measured rate."""
+
+    WAIT = "WAIT"
+    OK = "OK"
+    LOW = "LOW"
+    HIGH = "HIGH"
+
+
+def rate_status(measured_hz: float | None, expected_hz: float, tolerance: float = RATE_TOLERANCE) -> Status:
+    """OK within tolerance (a fraction) of the expected rate, LOW or HIGH outside, WAIT without a rate."""
+    if measured_hz is None:
+        return Status.WAIT
+    if measured_hz < expected_hz * (1.0 - tolerance):
+        return Status.LOW
+    if measured_hz > expected_hz * (1.0 + tolerance):
+        return Status.HIGH
+    return Status.OK
+
+
+@dataclass
+class TopicWatch:
+    """The arrivals of one topic, as monotonic nanoseconds, and what they say about its rate."""
+
+    spec: TopicSpec
+    window_ns: int = int(RATE_WINDOW_S * NS_PER_S)
+    count: int = 0
+    first_ns: int | None = None
+    arrivals: deque[int] = field(default_factory=deque)
+    error: str | None = None  # why the topic cannot be watched (its type does not import)
+
+    @property
+    def name(self) -> str:
+        return resolve_name(self.spec.name, "/")
+
+    @property
+    def periodic(self) -> bool:
+        return self.spec.rate_kind is RateKind.PERIODIC and self.spec.rate_hz is not None
+
+    def record(self, now_ns: int) -> None:
+        self.count += 1
+        if self.first_ns is None:
+            self.first_ns = now_ns
+        self.arrivals.append(now_ns)
+        self._forget_before(now_ns - self.window_ns)
+
+    def rate_hz(self, now_ns: int) -> float | None:
+        """Arrivals per second over the window; before a full window, over the span seen so far."""
+        self._forget_before(now_ns - self.window_ns)
+        if self.first_ns is None:
+            return None
+        if now_ns - self.first_ns >= self.window_ns:
+            return len(self.arrivals) * NS_PER_S / self.window_ns
+        if len(self.arrivals) < 2:
+            return None
+        return (len(self.arrivals) - 1) * NS_PER_S / (self.arrivals[-1] - self.arrivals[0])
+
+    def _forget_before(self, oldest_ns: int) -> None:
+        while self.arrivals and self.arrivals[0] < oldest_ns:
+            self.arrivals.popleft()
+
+
+def watch_list(profiles: MsgProfiles, vehicle: str) -> list[TopicWatch]:
+    """The vehicle's topics as the bridge sees them (published first), plus the session's /sim/episode."""
+    specs = list(profiles.table(vehicle))
+    names = {spec.name for spec in specs}
+    specs += [spec for spec in profiles.table("session") if spec.name not in names]
+    published = [spec for spec in specs if spec.direction is Direction.PUBLISH]
+    subscribed = [spec for spec in specs if spec.direction is Direction.SUBSCRIBE]
+    return [TopicWatch(spec) for spec in published + subscribed]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Session:
+    """What the header shows of /sim/episode."""
+
+    episode_id: str
+    source: str
+    map: str
+    state: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class GraphView:
+    """Publishers and subscribers of one topic other than the demo's own, and whether that is final."""
+
+    publishers: int
+    subscribers: int
+    settled: bool  # discovery has had time to find the bridge's endpoints
+
+
+def topic_row(watch: TopicWatch, graph: GraphView, now_ns: int) -> tuple[str, ...]:
+    """One row of the table: topic, type, expected, measured, count, status."""
+    spec = watch.spec
+    if spec.direction is Direction.SUBSCRIBE:
+        status = SUBSCRIBED if graph.subscribers else NOT_SUBSCRIBED if graph.settled else ""
+        return (watch.name, spec.type_name, "in", "", "", status)
+    if watch.error is not None:
+        return (watch.name, spec.type_name, format_rate(spec), "", "", watch.error)
+    if watch.count == 0 and graph.publishers == 0 and graph.settled:
+        return (watch.name, spec.type_name, format_rate(spec), "", "", NOT_PUBLISHED)
+    measured = ""
+    if watch.periodic and spec.rate_hz is not None:
+        rate = watch.rate_hz(now_ns)
+        measured = "" if rate is None else f"{rate:.1f} Hz"
+        status = rate_status(rate, spec.rate_hz).value
+    else:
+        status = "" if watch.count else Status.WAIT.value
+    return (watch.name, spec.type_name, format_rate(spec), measured, str(watch.count), status)
+
+
+def header_lines(
+    *,
+    vehicle: str,
+    port: int,
+    seed: int,
+    elapsed_s: float,
+    session: Session | None,
+    sim_time_ns: int | None,
+) -> list[str]:
+    """The lines above the table: the demo's settings, the session, the sim time."""
+    first = f"acres_demo: {vehicle}, port {port}, seed {seed}, running {elapsed_s:.1f} s"
+    if session is None:
+        second = "session: (no /sim/episode yet)"
+    else:
+        second = (
+            f"session: {session.episode_id}  source {session.source}  map {session.map}  "
+            f"state {session.state}"
+        )
+    sim_time = "(no /clock yet)" if sim_time_ns is None else f"{sim_time_ns / NS_PER_S:.3f} s"
+    return [first, f"{second}  |  sim time {sim_time}"]
+
+
+class _Monitor(Node):
+    """Subscribes to each watched topic with its QoS (a deeper history) and records arrivals."""
+
+    def __init__(self, watches: Sequence[TopicWatch], *, context: Context) -> None:
+        super().__init__("acres_demo", context=context)
+        self.watches = watches
+        self.session: Session | None = None
+        self.sim_time_ns: int | None = None
+        self.first_clock_ns: int | None = None
+        for watch in watches:
+            if watch.spec.direction is Direction.PUBLISH:
+                self._subscribe(watch)
+
+    def _subscribe(self, watch: TopicWatch) -> None:
+        spec = watch.spec
+        try:
+            message_class = spec.message_class()
+        except (ImportError, ValueError) as error:
+            watch.error = f"type not available: {error}"
+            return
+        qos = spec.qos.to_rclpy() if spec.qos is not None else QoSProfile(depth=MIN_DEPTH)
+        qos.depth = max(qos.depth, MIN_DEPTH)
+        decode = spec.name in ("/clock", "/sim/episode")
+        self.create_subscription(message_class, spec.ros_name, self._callback(watch), qos, raw=not decode)
+
+    def _callback(self, watch: TopicWatch) -> Callable[[Any], None]:
+        def on_message(message: Any) -> None:
+            now_ns = time.monotonic_ns()
+            watch.record(now_ns)
+            if watch.spec.name == "/clock":
+                self.sim_time_ns = int(message.clock.sec) * NS_PER_S + int(message.clock.nanosec)
+                if self.first_clock_ns is None:
+                    self.first_clock_ns = now_ns
+            elif watch.spec.name == "/sim/episode":
+                self.session = Session(
+                    episode_id=str(message.episode_id),
+                    source=str(message.source),
+                    map=str(message.map),
+                    state=EPISODE_STATES.get(int(message.state), str(message.state)),
+                )
+
+        return on_message
+
+    def graph(self, watch: TopicWatch, now_ns: int) -> GraphView:
+        name = resolve_name(watch.spec.ros_name, self.get_namespace())
+        own = 1 if watch.spec.direction is Direction.PUBLISH and watch.error is None else 0
+        settled = self.first_clock_ns is not None and (
+            now_ns - self.first_clock_ns >= DISCOVERY_SETTLE_S * NS_PER_S
+        )
+        return GraphView(
+            publishers=self.count_publishers(name),
+            subscribers=max(0, self.count_subscribers(name) - own),
+            settled=settled,
+        )
+
+    def table(self, now_ns: int) -> str:
+        rows = [topic_row(watch, self.graph(watch, now_ns), now_ns) for watch in self.watches]
+        return format_table(rows, HEADER)
+
+
+@dataclass
+class Child:
+    """A child process whose output is kept, the last OUTPUT_TAIL lines of it."""
+
+    name: str
+    popen: subprocess.Popen[str]
+    lines: deque[str] = field(default_factory=lambda: deque(maxlen=OUTPUT_TAIL))
+    ready: threading.Event = field(default_factory=threading.Event)
+    ready_text: str | None = None
+
+    def __post_init__(self) -> None:
+        threading.Thread(target=self._collect, name=f"{self.name} output", daemon=True).start()
+
+    def _collect(self) -> None:
+        assert self.popen.stdout is not None
+        for line in self.popen.stdout:
+            self.lines.append(line.rstrip("\n"))
+            if self.ready_text is not None and self.ready_text in line:
+                self.ready.set()
+
+    def check_alive(self) -> None:
+        code = self.popen.poll()
+        if code is None:
+            return
+        how = f"was ended by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
+        raise DemoError(f"{self.name} {how} before the demo's end{self.tail()}")
+
+    def tail(self) -> str:
+        time.sleep(0.1)  # let the reader thread take the last lines
+        if not self.lines:
+            return "; it printed nothing"
+        return "; its last output:\n" + "\n".join(f"  {line}" for line in self.lines)
+
+    def stop(self) -> int:
+        """SIGINT, then SIGKILL after STOP_TIMEOUT_S; the exit status."""
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGINT)
+            try:
+                self.popen.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                print(f"acres_demo: {self.name} ignored SIGINT for {STOP_TIMEOUT_S:g} s; killing it")
+                self.popen.kill()
+                self.popen.wait()
+        return self.popen.returncode
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _start(name: str, args: list[str], *, ready_text: str | None = None) -> Child:
+    popen = subprocess.Popen(
+        [sys.executable, "-m", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=_child_env(),
+        start_new_session=True,  # Ctrl-C reaches the demo alone, which stops the children in order
+    )
+    return Child(name, popen, ready_text=ready_text)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoOptions:
+    """The demo's settings, validated by the argument parser."""
+
+    vehicle: str
+    seconds: float | None  # None: until SIGINT or SIGTERM
+    port: int
+    seed: int
+
+
+class _Display:
+    """Redraws in place on a terminal; elsewhere prints every LOG_INTERVAL_S seconds."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.tty = out.isatty()
+        self.interval_s = REDRAW_INTERVAL_S if self.tty else LOG_INTERVAL_S
+
+    def show(self, text: str, *, final: bool = False) -> None:
+        if self.tty:
+            self.out.write(CLEAR_SCREEN)
+        elif final:
+            self.out.write(f"\n{FINAL_TITLE}\n")
+        else:
+            self.out.write("\n")
+        self.out.write(text + "\n")
+        self.out.flush()
+
+
+class _Stop:
+    """Turns SIGINT and SIGTERM into a flag the main loop reads."""
+
+    def __init__(self) -> None:
+        self.requested: str | None = None
+        signal.signal(signal.SIGINT, self._handle)
+        signal.signal(signal.SIGTERM, self._handle)
+
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        self.requested = signal.Signals(signum).name
+
+
+class _Demo:
+    """One run: the children, the monitor node and its executor, the clock of the run."""
+
+    def __init__(self, options: DemoOptions, out: TextIO) -> None:
+        self.options = options
+        self.out = out
+        self.stop = _Stop()
+        self.display = _Display(out)
+        self.children: list[Child] = []
+        self.bridge: Child | None = None
+        self.context = Context()
+        rclpy.init(args=[], context=self.context, signal_handler_options=SignalHandlerOptions.NO)
+        self.monitor = _Monitor(watch_list(load_profiles(), options.vehicle), context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.monitor)
+        self.started_ns = time.monotonic_ns()
+
+    def elapsed_s(self) -> float:
+        return (time.monotonic_ns() - self.started_ns) / NS_PER_S
+
+    def say(self, text: str) -> None:
+        print(f"acres_demo: {text}", file=self.out, flush=True)
+
+    def screen(self) -> str:
+        lines = header_lines(
+            vehicle=self.options.vehicle,
+            port=self.options.port,
+            seed=self.options.seed,
+            elapsed_s=self.elapsed_s(),
+            session=self.monitor.session,
+            sim_time_ns=self.monitor.sim_time_ns,
+        )
+        return "\n".join([*lines, "", self.monitor.table(time.monotonic_ns())])
+
+    def start_children(self) -> None:
+        """The simulator, and once it listens the bridge (unless a stop came first)."""
+        options = self.options
+        self.say(f"starting the simulator ({options.vehicle}, port {options.port}, seed {options.seed})")
+        simulator = _start(
+            "the simulator",
+            [
+                "acres_sim.cli",
+                "--port",
+                str(options.port),
+                "--seed",
+                str(options.seed),
+                "--vehicle",
+                options.vehicle,
+            ],
+            ready_text="listening on",
+        )
+        self.children.append(simulator)
+        while not simulator.ready.wait(0.05):
+            simulator.check_alive()
+            if self.stop.requested is not None:
+                return
+            if self.elapsed_s() > READY_TIMEOUT_S:
+                raise DemoError(
+                    f"the simulator did not say it listens within {READY_TIMEOUT_S:g} s{simulator.tail()}"
+                )
+        self.say("the simulator listens; starting the bridge")
+        self.bridge = _start(
+            "the bridge",
+            [
+                *("acres_bridge.sim_bridge", "--ros-args"),
+                *("-p", f"control_port:={options.port}", "-p", f"vehicle:={options.vehicle}"),
+            ],
+        )
+        self.children.append(self.bridge)
+
+    def spin_until(self, deadline_s: float) -> None:
+        """Take messages until deadline_s of the run or a stop; raise DemoError when a child dies."""
+        while self.stop.requested is None and self.elapsed_s() < deadline_s:
+            self.executor.spin_once(timeout_sec=min(0.1, max(0.0, deadline_s - self.elapsed_s())))
+            for child in self.children:
+                child.check_alive()
+
+    def watch(self) -> str:
+        """Show the table until the time is up or a stop; why it ended."""
+        clock_deadline_s = self.elapsed_s() + CLOCK_TIMEOUT_S
+        end_s = float("inf") if self.options.seconds is None else self.options.seconds
+        next_show_s = self.elapsed_s() + REDRAW_INTERVAL_S
+        while self.stop.requested is None and self.elapsed_s() < end_s:
+            self.spin_until(min(next_show_s, end_s))
+            if self.monitor.first_clock_ns is None and self.elapsed_s() > clock_deadline_s:
+                tail = self.bridge.tail() if self.bridge is not None else ""
+                raise DemoError(f"no /clock within {CLOCK_TIMEOUT_S:g} s of the bridge's start{tail}")
+            if self.stop.requested is None and next_show_s <= self.elapsed_s() < end_s:
+                self.display.show(self.screen())
+                next_show_s += self.display.interval_s
+        return self.stop.requested or f"{self.options.seconds:g} s are up"
+
+    def close(self) -> None:
+        """Stop the bridge, then the simulator; then the monitor node."""
+        for child in reversed(self.children):
+            child.stop()
+        self.executor.shutdown()
+        self.monitor.destroy_node()
+        self.context.try_shutdown()
+
+
+def run(options: DemoOptions, out: TextIO = sys.stdout) -> int:
+    """Run the demo; the exit status (0, or 1 when a child died or /clock never came)."""
+    demo = _Demo(options, out)
+    try:
+        demo.start_children()
+        reason = demo.watch()
+    except DemoError as error:
+        demo.display.show(demo.screen(), final=True)
+        print(f"acres_demo: {error}", file=sys.stderr, flush=True)
+        demo.close()
+        return 1
+    demo.display.show(demo.screen(), final=True)
+    demo.say(f"{reason}; stopping the bridge and the simulator")
+    demo.close()
+    return 0
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, found {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, found {text!r}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a TCP port, found {text!r}") from None
+    if not 0 < value < 65536:
+        raise argparse.ArgumentTypeError(f"expected a TCP port (1..65535), found {value}")
+    return value
+
+
+def parse_options(argv: Sequence[str] | None, environ: dict[str, str] | None = None) -> DemoOptions:
+    environ = dict(os.environ) if environ is None else environ
+    parser = argparse.ArgumentParser(
+        prog="acres_demo", description="Run the bridge against the reference simulator and watch its topics."
+    )
+    parser.add_argument(
+        "--vehicle", choices=VEHICLES, default="polaris", help="the vehicle (default polaris)"
+    )
+    parser.add_argument(
+        "--seconds",
+        type=_seconds,
+        default=None,
+        help=f"stop after this many seconds (default ${SECONDS_ENV}; unset: until Ctrl-C)",
+    )
+    parser.add_argument(
+        "--port", type=_port, default=None, help="the simulator's control port (default: free)"
+    )
+    parser.add_argument("--seed", type=int, default=42, help="seed of the sensor noise (default 42)")
+    args = parser.parse_args(argv)
+    seconds: float | None = args.seconds
+    if seconds is None and environ.get(SECONDS_ENV, "").strip():
+        try:
+            seconds = _seconds(environ[SECONDS_ENV].strip())
+        except argparse.ArgumentTypeError as error:
+            parser.error(f"{SECONDS_ENV}: {error}")
+    if not 0 <= args.seed < 1 << 32:
+        parser.error(f"--seed must be in 0 .. 2^32-1, found {args.seed}")
+    return DemoOptions(
+        vehicle=args.vehicle,
+        seconds=seconds,
+        port=args.port if args.port is not None else free_port(),
+        seed=args.seed,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    options = parse_options(argv)
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    return run(options)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

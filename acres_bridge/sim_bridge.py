@@ -16,10 +16,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
-from rclpy.utilities import ok, try_shutdown
+from rclpy.utilities import try_shutdown
 
+from acres_bridge.container.main import run_container
 from acres_bridge.container.manager import ComponentManager
 from acres_bridge.errors import AcresBridgeError
 from acres_bridge.ingest.bus import BUS
@@ -81,26 +82,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv if argv is None else ["sim_bridge", *argv])
     rclpy.init(args=args)
     try:
-        executor = SingleThreadedExecutor()
-        try:
-            bridge = SimBridge(executor)
-        except (ValueError, AcresBridgeError) as error:
-            print(f"sim_bridge: {error}", file=sys.stderr)
-            return 2
-        executor.add_node(bridge)
-        try:
-            executor.spin()
-        except (KeyboardInterrupt, ExternalShutdownException):
-            pass
-        except Exception:
-            if ok():
-                raise
-        finally:
-            bridge.destroy_node()
-            executor.shutdown()
+        return run_container(SimBridge)
+    except (ValueError, AcresBridgeError) as error:
+        print(f"sim_bridge: {error}", file=sys.stderr)
+        return 2
     finally:
         try_shutdown()
-    return 0
 
 
 if __name__ == "__main__":

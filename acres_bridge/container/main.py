@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -48,28 +48,40 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     rclpy.init(args=args)  # installs the SIGINT and SIGTERM handlers that shut the context down
     try:
-        # Single-threaded, like rclcpp_components' component_container (the default executable of
-        # launch_ros's ComposableNodeContainer): a LoadNode/UnloadNode callback never runs while a
-        # callback of a loaded node does, so unloading cannot pull a node from under its own
-        # callback, and the GIL would serialise Python callbacks across threads anyway.
-        executor = SingleThreadedExecutor()
-        manager = ComponentManager(executor)
-        executor.add_node(manager)
-        try:
-            executor.spin()
-        except (KeyboardInterrupt, ExternalShutdownException):
-            pass
-        except Exception:
-            # The signal handler shuts the context down at any moment; rclpy's executor may then
-            # fail on the dead context (building its wait set) instead of raising
-            # ExternalShutdownException. After a shutdown that is the way out, not an error.
-            if ok():
-                raise
-        finally:
-            manager.destroy_node()
-            executor.shutdown()
+        return run_container(ComponentManager)
     finally:
         try_shutdown()
+
+
+def run_container(make_manager: Callable[[SingleThreadedExecutor], ComponentManager]) -> int:
+    """Build a container with its executor and spin it until the context shuts down.
+
+    Single-threaded, like rclcpp_components' component_container (the default executable of
+    launch_ros's ComposableNodeContainer): a LoadNode/UnloadNode callback never runs while a
+    callback of a loaded node does, so unloading cannot pull a node from under its own callback,
+    and the GIL would serialise Python callbacks across threads anyway. make_manager may raise
+    before anything spins; the executor is shut down either way.
+    """
+    executor = SingleThreadedExecutor()
+    try:
+        manager = make_manager(executor)
+    except BaseException:
+        executor.shutdown()
+        raise
+    executor.add_node(manager)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except Exception:
+        # The signal handler shuts the context down at any moment; rclpy's executor may then
+        # fail on the dead context (building its wait set) instead of raising
+        # ExternalShutdownException. After a shutdown that is the way out, not an error.
+        if ok():
+            raise
+    finally:
+        manager.destroy_node()
+        executor.shutdown()
     return 0
 
 

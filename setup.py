@@ -47,6 +47,8 @@ setup(
             "acres_bridge::ClockTf = acres_bridge.nodes.clock_tf:ClockTf",
             "acres_bridge::Ins = acres_bridge.nodes.ins:Ins",
             "acres_bridge::EpisodeClock = acres_bridge.nodes.episode:EpisodeClock",
+            "acres_bridge::Dbw = acres_bridge.nodes.dbw:Dbw",
+            "acres_bridge::PoseReset = acres_bridge.nodes.reset:PoseReset",
         ],
     },
 )

@@ -43,6 +43,8 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
     Subsystem("clock_tf", "acres_bridge::ClockTf", ("polaris", "maxxum"), "/clock and /tf"),
     Subsystem("ins", "acres_bridge::Ins", ("polaris", "maxxum"), "pose and INS topics"),
     Subsystem("episode", "acres_bridge::EpisodeClock", ("polaris", "maxxum"), "/sim/episode"),
+    Subsystem("dbw", "acres_bridge::Dbw", ("polaris",), "drive-by-wire reports and commands"),
+    Subsystem("reset", "acres_bridge::PoseReset", ("polaris", "maxxum"), "/sim/reset"),
 )
 
 # Parameters each node class declares (beyond the shared ones every subsystem node has).
@@ -58,6 +60,8 @@ _NODE_PARAMETERS: dict[str, tuple[str, ...]] = {
     "clock_tf": ("publish_clock",),
     "ins": (),
     "episode": (),
+    "dbw": (),
+    "reset": (),
 }
 
 

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Generic, TypeVar
 
+from acres_interfaces.msg import AgentReset as AgentResetMessage
+from acres_interfaces.msg import DbwCommandLine, DbwReportLine
 from acres_interfaces.msg import Episode as EpisodeMessage
 from acres_interfaces.msg import InsSample as InsSampleMessage
 from acres_interfaces.msg import SessionInfo as SessionInfoMessage
@@ -25,15 +27,28 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from acres_bridge.convert.ins import stamp
 from acres_bridge.convert.session import episode as episode_message
 from acres_bridge.ingest.bus import BUS, BusSubscription, SampleBus
-from acres_bridge.wire import Clock, EpisodeInfo, Hello, InsSample, SensorMeta
+from acres_bridge.wire import (
+    AgentReset,
+    Clock,
+    DbwCommand,
+    DbwReport,
+    EpisodeInfo,
+    Hello,
+    InsSample,
+    SensorMeta,
+)
 from acres_bridge.wire.messages import decode_hello, decode_sensor_meta
 
 __all__ = [
+    "AGENT_RESET",
     "CLOCK",
+    "DBW_COMMAND",
+    "DBW_REPORT",
     "EPISODE",
     "INS",
     "SESSION",
     "IngestChannel",
+    "SampleOutlet",
     "SampleSource",
     "Session",
     "channel_key",
@@ -196,6 +211,74 @@ def _session_from_message(message: SessionInfoMessage) -> Session:
     return Session(connected=message.connected, hello=hello, sensor_meta=metas)
 
 
+_REPORT_FIELDS = (
+    "flags",
+    "steering_wheel_angle_deg",
+    "steering_cmd",
+    "steering_cmd_type",
+    "throttle_input_pct",
+    "throttle_cmd_pct",
+    "throttle_output_pct",
+    "throttle_cmd_type",
+    "brake_input_bar",
+    "brake_cmd_bar",
+    "brake_output_bar",
+    "brake_input_pct",
+    "brake_cmd_pct",
+    "brake_output_pct",
+    "brake_cmd_type",
+    "gear",
+    "gear_cmd",
+    "gear_driver",
+    "ulc_cmd_type",
+    "vel_ref_mps",
+    "vel_meas_mps",
+    "accel_ref_mps2",
+    "accel_meas_mps2",
+    "speed_brake_mps",
+    "speed_propulsion_mps",
+)
+
+
+def _report_to_message(report: DbwReport) -> DbwReportLine:
+    message = DbwReportLine(step=report.step, **{name: getattr(report, name) for name in _REPORT_FIELDS})
+    message.header.stamp = stamp(report.stamp_ns)
+    return message
+
+
+def _report_from_message(message: DbwReportLine) -> DbwReport:
+    return DbwReport(
+        step=message.step,
+        stamp_ns=_time_ns(message.header.stamp),
+        **{name: getattr(message, name) for name in _REPORT_FIELDS},
+    )
+
+
+def _command_to_message(command: DbwCommand) -> DbwCommandLine:
+    return DbwCommandLine(
+        target=command.target,
+        cmd_type=command.cmd_type,
+        flags=command.flags,
+        cmd=command.cmd,
+        limit_1=command.limit_1,
+        limit_2=command.limit_2,
+    )
+
+
+def _command_from_message(message: DbwCommandLine) -> DbwCommand:
+    return DbwCommand(
+        0, message.target, message.cmd_type, message.flags, message.cmd, message.limit_1, message.limit_2
+    )
+
+
+def _reset_to_message(reset: AgentReset) -> AgentResetMessage:
+    return AgentResetMessage(x_m=reset.x_m, y_m=reset.y_m, yaw_rad=reset.yaw_rad)
+
+
+def _reset_from_message(message: AgentResetMessage) -> AgentReset:
+    return AgentReset(agent=0, x_m=message.x_m, y_m=message.y_m, yaw_rad=message.yaw_rad)
+
+
 CLOCK: IngestChannel[Clock] = IngestChannel(
     "clock", SimStepMessage, _clock_to_message, _clock_from_message, latched=False, depth=100
 )
@@ -208,6 +291,49 @@ SESSION: IngestChannel[Session] = IngestChannel(
 INS: IngestChannel[InsSample] = IngestChannel(
     "agent_{agent}/ins", InsSampleMessage, _ins_to_message, _ins_from_message, latched=False, depth=100
 )
+DBW_REPORT: IngestChannel[DbwReport] = IngestChannel(
+    "agent_{agent}/dbw_report",
+    DbwReportLine,
+    _report_to_message,
+    _report_from_message,
+    latched=False,
+    depth=100,
+)
+# The two channels that run the other way: from subsystem nodes to the ingest, to the simulator.
+DBW_COMMAND: IngestChannel[DbwCommand] = IngestChannel(
+    "agent_{agent}/dbw_command",
+    DbwCommandLine,
+    _command_to_message,
+    _command_from_message,
+    latched=False,
+    depth=100,
+)
+AGENT_RESET: IngestChannel[AgentReset] = IngestChannel(
+    "agent_{agent}/reset", AgentResetMessage, _reset_to_message, _reset_from_message, latched=False, depth=10
+)
+
+
+class SampleOutlet(Generic[S]):
+    """The sending end of a channel: the bus of this process, and the ROS topic while another
+    process subscribes (latched channels always, so a late subscriber gets the last sample)."""
+
+    def __init__(
+        self, node: Node, channel: IngestChannel[S], *, namespace: str, agent: int = 0, bus: SampleBus = BUS
+    ) -> None:
+        self.key = channel.key(namespace, agent)
+        self._bus = bus
+        self._to_message = channel.to_message
+        self._publisher = node.create_publisher(channel.message_type, self.key, channel.qos())
+        self._latched = channel.latched
+        bus.register_producer(self.key, latched=channel.latched)
+
+    def publish(self, sample: S) -> None:
+        self._bus.publish(self.key, sample)
+        if self._latched or self._publisher.get_subscription_count() > 0:
+            self._publisher.publish(self._to_message(sample))
+
+    def close(self) -> None:
+        self._bus.unregister_producer(self.key)
 
 
 class SampleSource(Generic[S]):

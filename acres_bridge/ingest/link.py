@@ -10,6 +10,7 @@ sent under a lock per socket.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import selectors
 import socket
@@ -26,6 +27,8 @@ from acres_bridge.wire import (
     AgentReset,
     ClientHello,
     Clock,
+    DbwCommand,
+    DbwReport,
     EpisodeInfo,
     ErrorReply,
     FrameKind,
@@ -68,6 +71,7 @@ class LinkListener(Protocol):
     def on_episode(self, info: EpisodeInfo) -> None: ...
     def on_clock(self, clock: Clock) -> None: ...
     def on_ins(self, agent: int, sample: InsSample) -> None: ...
+    def on_dbw_report(self, agent: int, report: DbwReport) -> None: ...
     def on_disconnect(self, reason: str) -> None: ...
 
 
@@ -207,6 +211,22 @@ class SimulatorLink:
             return StepOutcome(False, message=f"no answer to the step request within {timeout_s} s")
         assert pending.outcome is not None
         return pending.outcome
+
+    def send_command(self, agent: int, command: DbwCommand) -> bool:
+        """Number a drive-by-wire command on the agent's vehicle channel and send it at once."""
+        channel = next((c for c in self._channels if c.name == f"vehicle/{agent}"), None)
+        if channel is None or agent >= len(self._command_seqs):
+            return False
+        with channel.send_lock:
+            seq = self._command_seqs[agent] + 1
+            try:
+                channel.sock.sendall(encode(dataclasses.replace(command, seq=seq)))
+            except OSError as error:
+                self._warn.warning(f"send/{channel.name}", f"sending on {channel.name} failed: {error}")
+                return False
+            # Counted only once sent, so a step request never waits for a command that was not.
+            self._command_seqs[agent] = seq
+        return True
 
     def set_state(self, state: int) -> bool:
         return self._send_control(encode(SetState(state=state)))
@@ -391,6 +411,9 @@ class SimulatorLink:
     def _on_ins(self, channel: _Channel, message: InsSample) -> None:
         self._listener.on_ins(channel.agent, message)
 
+    def _on_dbw_report(self, channel: _Channel, message: DbwReport) -> None:
+        self._listener.on_dbw_report(channel.agent, message)
+
     def _on_sensor_meta(self, channel: _Channel, message: SensorMeta) -> None:
         self._listener.on_sensor_meta(channel.agent, message)
 
@@ -435,6 +458,7 @@ class SimulatorLink:
         Clock: _on_clock,
         EpisodeInfo: _on_episode,
         InsSample: _on_ins,
+        DbwReport: _on_dbw_report,
         SensorMeta: _on_sensor_meta,
         StreamMark: _on_mark,
         StepDone: _on_step_done,

@@ -13,42 +13,40 @@ of INS channels to offer).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from rclpy.node import Node
 
 from acres_bridge.ingest.bus import BUS, SampleBus
-from acres_bridge.ingest.channels import CLOCK, EPISODE, INS, SESSION, IngestChannel, Session
+from acres_bridge.ingest.channels import (
+    AGENT_RESET,
+    CLOCK,
+    DBW_COMMAND,
+    DBW_REPORT,
+    EPISODE,
+    INS,
+    SESSION,
+    SampleOutlet,
+    SampleSource,
+    Session,
+)
 from acres_bridge.ingest.link import SimulatorLink
 from acres_bridge.ingest.simulation_control import SimulationControl
-from acres_bridge.wire import Clock, EpisodeInfo, Hello, InsSample, SensorMeta
+from acres_bridge.wire import (
+    AgentReset,
+    Clock,
+    DbwCommand,
+    DbwReport,
+    EpisodeInfo,
+    Hello,
+    InsSample,
+    SensorMeta,
+)
 
 __all__ = ["IngestNode"]
 
 MAX_AGENTS = 16
-
-
-class _Outlet:
-    """One channel of the ingest: the bus key and the internal ROS publisher."""
-
-    def __init__(
-        self, node: Node, bus: SampleBus, channel: IngestChannel[Any], namespace: str, agent: int
-    ) -> None:
-        self.key = channel.key(namespace, agent)
-        self._bus = bus
-        self._to_message = channel.to_message
-        self._publisher = node.create_publisher(channel.message_type, self.key, channel.qos())
-        self._latched = channel.latched
-        bus.register_producer(self.key, latched=channel.latched)
-
-    def publish(self, sample: Any) -> None:
-        self._bus.publish(self.key, sample)
-        # Latched channels are always published, so a late subscriber in another process gets the last one.
-        if self._latched or self._publisher.get_subscription_count() > 0:
-            self._publisher.publish(self._to_message(sample))
-
-    def close(self) -> None:
-        self._bus.unregister_producer(self.key)
 
 
 class IngestNode(Node):
@@ -69,11 +67,17 @@ class IngestNode(Node):
             raise ValueError(f"parameter agents must be 1..{MAX_AGENTS}, found {agents}")
         namespace = self.get_namespace()
         self._bus = bus
-        self._clock_outlet = _Outlet(self, bus, CLOCK, namespace, 0)
-        self._episode_outlet = _Outlet(self, bus, EPISODE, namespace, 0)
-        self._session_outlet = _Outlet(self, bus, SESSION, namespace, 0)
-        self._ins_outlets = [_Outlet(self, bus, INS, namespace, agent) for agent in range(agents)]
+        self._clock_outlet = SampleOutlet(self, CLOCK, namespace=namespace, bus=bus)
+        self._episode_outlet = SampleOutlet(self, EPISODE, namespace=namespace, bus=bus)
+        self._session_outlet = SampleOutlet(self, SESSION, namespace=namespace, bus=bus)
+        self._ins_outlets = [
+            SampleOutlet(self, INS, namespace=namespace, agent=i, bus=bus) for i in range(agents)
+        ]
+        self._report_outlets = [
+            SampleOutlet(self, DBW_REPORT, namespace=namespace, agent=i, bus=bus) for i in range(agents)
+        ]
         self._lock = threading.Lock()
+        self._dropped_commands = 0
         self._last_episode: EpisodeInfo | None = None
         self._hello: Hello | None = None
         self._metas: list[SensorMeta | None] = []
@@ -90,8 +94,35 @@ class IngestNode(Node):
             else None
         )
         self._session_outlet.publish(Session(connected=False, hello=None))
+        # Commands and resets from the subsystem nodes, in this process or another, to the simulator.
+        self._command_sources = [
+            SampleSource(self, DBW_COMMAND, self._command_sender(i), namespace=namespace, agent=i, bus=bus)
+            for i in range(agents)
+        ]
+        self._reset_sources = [
+            SampleSource(self, AGENT_RESET, self._reset_sender(i), namespace=namespace, agent=i, bus=bus)
+            for i in range(agents)
+        ]
         self.link.start()
         self.get_logger().info(f"connecting to the simulator at {host}:{port}")
+
+    def _command_sender(self, agent: int) -> Callable[[DbwCommand], None]:
+        def send(command: DbwCommand) -> None:
+            if not self.link.send_command(agent, command):
+                self._dropped_commands += 1
+                self.get_logger().warning(
+                    f"agent {agent}: a drive-by-wire command was not sent: no vehicle channel",
+                    throttle_duration_sec=5.0,
+                )
+
+        return send
+
+    def _reset_sender(self, agent: int) -> Callable[[AgentReset], None]:
+        def send(reset: AgentReset) -> None:
+            if not self.link.reset_agent(agent, reset.x_m, reset.y_m, reset.yaw_rad):
+                self.get_logger().warning(f"agent {agent}: the reset was not sent: not connected")
+
+        return send
 
     def episode(self) -> EpisodeInfo | None:
         """The last episode message of the current session, None while not connected."""
@@ -136,6 +167,10 @@ class IngestNode(Node):
         if agent < len(self._ins_outlets):
             self._ins_outlets[agent].publish(sample)
 
+    def on_dbw_report(self, agent: int, report: DbwReport) -> None:
+        if agent < len(self._report_outlets):
+            self._report_outlets[agent].publish(report)
+
     def on_disconnect(self, reason: str) -> None:
         self.get_logger().warning(f"simulator connection lost ({reason}); reconnecting")
         self._last_episode = None
@@ -152,6 +187,16 @@ class IngestNode(Node):
         self.link.stop()
         if self.control is not None:
             self.control.destroy()
-        for outlet in (self._clock_outlet, self._episode_outlet, self._session_outlet, *self._ins_outlets):
+        sources: list[SampleSource[Any]] = [*self._command_sources, *self._reset_sources]
+        outlets: list[SampleOutlet[Any]] = [
+            self._clock_outlet,
+            self._episode_outlet,
+            self._session_outlet,
+            *self._ins_outlets,
+            *self._report_outlets,
+        ]
+        for source in sources:
+            source.close()
+        for outlet in outlets:
             outlet.close()
         super().destroy_node()

@@ -65,6 +65,13 @@ class SubsystemNode(Node):
             raise ValueError(f"{name} is not a topic the bridge publishes ({spec.direction.value})")
         return self.create_publisher(spec.message_class(), spec.ros_name, spec.qos.to_rclpy())
 
+    def subscription(self, name: str, callback: Callable[[Any], None]) -> Any:
+        """A subscription with the name, type and QoS that msg_profiles gives this vehicle's topic."""
+        spec = self.topic(name)
+        if spec.direction is not Direction.SUBSCRIBE or spec.qos is None:
+            raise ValueError(f"{name} is not a topic the bridge subscribes to ({spec.direction.value})")
+        return self.create_subscription(spec.message_class(), spec.ros_name, callback, spec.qos.to_rclpy())
+
     def samples(
         self, channel: IngestChannel[S], callback: Callable[[S], None], *, agent: int | None = None
     ) -> None:

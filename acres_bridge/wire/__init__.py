@@ -4,6 +4,7 @@ The one place that knows the bytes; both acres_sim and the bridge's ingest use i
 See docs/protocol.md.
 """
 
+from acres_bridge.wire.dbw import DbwCommand, DbwReport, DbwTarget, ReportFlags
 from acres_bridge.wire.errors import ProtocolError
 from acres_bridge.wire.frames import MAGIC, PROTOCOL_VERSION, Frame, FrameKind, FrameReader, encode_frame
 from acres_bridge.wire.messages import (
@@ -36,6 +37,9 @@ __all__ = [
     "AgentReset",
     "ClientHello",
     "Clock",
+    "DbwCommand",
+    "DbwReport",
+    "DbwTarget",
     "EpisodeInfo",
     "ErrorReply",
     "Frame",
@@ -44,6 +48,7 @@ __all__ = [
     "Hello",
     "InsSample",
     "ProtocolError",
+    "ReportFlags",
     "ResetSession",
     "SensorMeta",
     "SensorMount",

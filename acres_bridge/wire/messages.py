@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import struct
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from enum import IntEnum
 from typing import Any, TypeVar
@@ -295,10 +296,21 @@ _INS_FIX_ONLY = frozenset((0, 1, 2, 3, 4, 18, 19, 20))
 
 def encode(message: object) -> bytes:
     """The whole frame (header and payload) of a message."""
+    extra = _EXTRA_ENCODERS.get(type(message))
+    if extra is not None:
+        return encode_frame(extra[0], extra[1](message))
     kind = _KIND_OF.get(type(message))
     if kind is None:
         raise TypeError(f"no frame kind for {type(message).__name__}")
     return encode_frame(kind, _encode_payload(message))
+
+
+_EXTRA_ENCODERS: dict[type, tuple[FrameKind, Callable[[Any], bytes]]] = {}
+
+
+def register_encoder(message_type: type, kind: FrameKind, encoder: Callable[[Any], bytes]) -> None:
+    """Let encode() handle a message type defined in another module of this package (e.g. dbw)."""
+    _EXTRA_ENCODERS[message_type] = (kind, encoder)
 
 
 def _encode_payload(message: object) -> bytes:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from acres_bridge.wire import dbw
 from acres_bridge.wire import messages as m
 from acres_bridge.wire.errors import ProtocolError
 from acres_bridge.wire.frames import Frame, FrameKind
@@ -24,6 +25,8 @@ DECODERS: dict[FrameKind, Callable[[bytes], object]] = {
     FrameKind.SENSOR_META: m.decode_sensor_meta,
     FrameKind.INS: m.decode_ins,
     FrameKind.STREAM_MARK: m.decode_stream_mark,
+    FrameKind.DBW_REPORT: dbw.decode_dbw_report,
+    FrameKind.DBW_COMMAND: dbw.decode_dbw_command,
 }
 
 

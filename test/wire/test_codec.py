@@ -22,6 +22,9 @@ from acres_bridge.wire import (
     AgentReset,
     ClientHello,
     Clock,
+    DbwCommand,
+    DbwReport,
+    DbwTarget,
     EpisodeInfo,
     ErrorReply,
     Frame,
@@ -30,6 +33,7 @@ from acres_bridge.wire import (
     Hello,
     InsSample,
     ProtocolError,
+    ReportFlags,
     ResetSession,
     SensorMeta,
     SensorMount,
@@ -179,6 +183,36 @@ SAMPLES: dict[str, object] = {
         position_variance=(NAN, NAN, NAN),
     ),
     "stream_mark": StreamMark(3101),
+    "dbw_command": DbwCommand(17, DbwTarget.ULC, 1, 1, 1.5, 1.0, math.inf),
+    "dbw_report": DbwReport(
+        step=16490,
+        stamp_ns=137_416_666_666,
+        flags=int(ReportFlags.DBW_ENABLED | ReportFlags.ULC_ENABLED),
+        steering_wheel_angle_deg=57.25,
+        steering_cmd=0.03125,  # values a float32 holds exactly: the report line is float32
+        steering_cmd_type=3,
+        throttle_input_pct=0.0,
+        throttle_cmd_pct=12.0,
+        throttle_output_pct=11.5,
+        throttle_cmd_type=14,
+        brake_input_bar=0.0,
+        brake_cmd_bar=0.0,
+        brake_output_bar=0.5,
+        brake_input_pct=0.0,
+        brake_cmd_pct=0.0,
+        brake_output_pct=0.25,
+        brake_cmd_type=1,
+        gear=5,
+        gear_cmd=5,
+        gear_driver=1,
+        ulc_cmd_type=1,
+        vel_ref_mps=1.5,
+        vel_meas_mps=1.5,
+        accel_ref_mps2=0.0,
+        accel_meas_mps2=0.0,
+        speed_brake_mps=1.5,
+        speed_propulsion_mps=1.5,
+    ),
 }
 
 KIND_OF_SAMPLE = {
@@ -195,6 +229,8 @@ KIND_OF_SAMPLE = {
     SensorMeta: FrameKind.SENSOR_META,
     InsSample: FrameKind.INS,
     StreamMark: FrameKind.STREAM_MARK,
+    DbwCommand: FrameKind.DBW_COMMAND,
+    DbwReport: FrameKind.DBW_REPORT,
 }
 
 
@@ -1148,7 +1184,7 @@ NO_DECODER = [kind for kind in FrameKind if kind not in DECODERS]
 
 def test_kinds_without_a_decoder_are_the_reserved_ones():
     assert {kind.name for kind in NO_DECODER} == {
-        "LIDAR", "CAMERA", "DBW_REPORT", "DBW_COMMAND", "MAXXUM_OBSERVATION", "MAXXUM_COMMAND",
+        "LIDAR", "CAMERA", "MAXXUM_OBSERVATION", "MAXXUM_COMMAND",
     }  # fmt: skip
 
 

@@ -1,0 +1,19 @@
+"""The benchmarks of the table, in order. To add rows: write a module with a `BENCHMARK`
+(a `bench.core.Benchmark`) and append it here."""
+
+from __future__ import annotations
+
+from bench import latency, lockstep
+from bench.core import Benchmark, Outcome, Row, Settings
+
+__all__ = ["BENCHMARKS", "Benchmark", "Outcome", "Row", "Settings", "row_names"]
+
+BENCHMARKS: tuple[Benchmark, ...] = (
+    lockstep.BENCHMARK,
+    latency.BENCHMARK,
+)
+
+
+def row_names() -> tuple[str, ...]:
+    """Every row name of the table, in order."""
+    return tuple(name for benchmark in BENCHMARKS for name in benchmark.row_names)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Generic, TypeVar
@@ -57,6 +58,7 @@ __all__ = [
 
 S = TypeVar("S")
 _NS_PER_S = 1_000_000_000
+_SUBSCRIBER_CHECK_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -325,11 +327,21 @@ class SampleOutlet(Generic[S]):
         self._to_message = channel.to_message
         self._publisher = node.create_publisher(channel.message_type, self.key, channel.qos())
         self._latched = channel.latched
+        self._remote = False
+        self._checked_at = -1.0
         bus.register_producer(self.key, latched=channel.latched)
+
+    def _remote_subscribers(self) -> bool:
+        """Whether another process subscribes; asked of DDS at most every 0.1 s, not per sample."""
+        now = time.monotonic()
+        if now - self._checked_at > _SUBSCRIBER_CHECK_S:
+            self._remote = self._publisher.get_subscription_count() > 0
+            self._checked_at = now
+        return self._remote
 
     def publish(self, sample: S) -> None:
         self._bus.publish(self.key, sample)
-        if self._latched or self._publisher.get_subscription_count() > 0:
+        if self._latched or self._remote_subscribers():
             self._publisher.publish(self._to_message(sample))
 
     def close(self) -> None:

@@ -351,6 +351,8 @@ class SimulatorLink:
             channel.sock.setblocking(False)
             selector.register(channel.sock, selectors.EVENT_READ, channel)
         selector.register(self._wake_r, selectors.EVENT_READ, None)
+        receive = bytearray(_RECV_BYTES)
+        view = memoryview(receive)
         try:
             # Frames that arrived together with the handshake are already buffered.
             for channel in self._channels:
@@ -362,16 +364,17 @@ class SimulatorLink:
                         self._wake_r.recv(64)
                         continue
                     try:
-                        data = channel.sock.recv(_RECV_BYTES)
+                        # Into one reused buffer: recv(n) would allocate n bytes on every wake-up.
+                        size = channel.sock.recv_into(receive)
                     except (BlockingIOError, InterruptedError):
                         continue
-                    if not data:
+                    if not size:
                         if channel is self._control:
                             return "the simulator closed the control channel"
                         selector.unregister(channel.sock)
                         self._warn.warning(f"closed/{channel.name}", f"the simulator closed {channel.name}")
                         continue
-                    channel.reader.feed(data)
+                    channel.reader.feed(view[:size])
                     self._dispatch_buffered(channel)
             return "stopped"
         finally:

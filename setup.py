@@ -39,6 +39,10 @@ setup(
             "component_container = acres_bridge.container.main:main",
             "sim_bridge = acres_bridge.sim_bridge:main",
             "acres_sim = acres_sim.cli:main",
+            "dbw_demo_driver = acres_bridge.other.dbw_demo_driver:main",
+            "odom_path = acres_bridge.other.odom_path:main",
+            "lab_stubs = acres_bridge.other.lab_stubs:main",
+            "polaris_description = acres_bridge.other.polaris_description:main",
         ],
         # Node classes that the component container loads by name.
         "acres_bridge.components": [
@@ -47,6 +51,10 @@ setup(
             "acres_bridge::ClockTf = acres_bridge.nodes.clock_tf:ClockTf",
             "acres_bridge::Ins = acres_bridge.nodes.ins:Ins",
             "acres_bridge::EpisodeClock = acres_bridge.nodes.episode:EpisodeClock",
+            "acres_bridge::DbwDemoDriver = acres_bridge.other.dbw_demo_driver:DbwDemoDriver",
+            "acres_bridge::OdomPath = acres_bridge.other.odom_path:OdomPath",
+            "acres_bridge::LabStubs = acres_bridge.other.lab_stubs:LabStubs",
+            "acres_bridge::PolarisDescription = acres_bridge.other.polaris_description:PolarisDescription",
             "acres_bridge::Dbw = acres_bridge.nodes.dbw:Dbw",
             "acres_bridge::PoseReset = acres_bridge.nodes.reset:PoseReset",
         ],

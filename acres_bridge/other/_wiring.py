@@ -1,0 +1,92 @@
+"""What the other nodes share: publishers and subscriptions from msg_profiles rows, parameters, main()."""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.publisher import Publisher
+from rclpy.subscription import Subscription
+from rclpy.utilities import try_shutdown
+
+from acres_bridge.errors import AcresBridgeError
+from acres_bridge.msg_profiles import TopicSpec
+from acres_bridge.nodes.base import profiles
+
+__all__ = ["finite_parameter", "publisher", "run", "spec", "subscription"]
+
+
+def spec(table: str, name: str) -> TopicSpec:
+    """The msg_profiles row of a topic; its QoS must be given (a topic on the wire)."""
+    row = profiles().topic(table, name)
+    if row.qos is None:
+        raise ValueError(f"{name} of table {table} has no QoS: it is not a topic on the wire")
+    return row
+
+
+def publisher(node: Node, table: str, name: str) -> Publisher:
+    """A publisher with the name, type and QoS of a msg_profiles row.
+
+    The row may be one the bridge subscribes to (the Polaris's command topics): a node that sends
+    commands publishes with the QoS the bridge's subscription has.
+    """
+    row = spec(table, name)
+    assert row.qos is not None
+    return node.create_publisher(row.message_class(), row.ros_name, row.qos.to_rclpy())
+
+
+def subscription(node: Node, table: str, name: str, callback: Callable[[Any], None]) -> Subscription:
+    """A subscription with the name, type and QoS of a msg_profiles row."""
+    row = spec(table, name)
+    assert row.qos is not None
+    return node.create_subscription(row.message_class(), row.ros_name, callback, row.qos.to_rclpy())
+
+
+def finite_parameter(
+    node: Node, name: str, default: float, description: str, *, valid: Callable[[float], bool], expected: str
+) -> float:
+    """Declare a read-only number parameter and check it; an integer on the command line is accepted.
+
+    Raises ValueError naming the parameter, the value and ``expected`` (e.g. "above 0") when the
+    value is not a finite number for which ``valid`` holds.
+    """
+    descriptor = ParameterDescriptor(description=description, dynamic_typing=True, read_only=True)
+    value = node.declare_parameter(name, default, descriptor).value
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not valid(float(value))
+    ):
+        raise ValueError(f"parameter {name} must be a finite number {expected}, found {value!r}")
+    return float(value)
+
+
+def run(node_class: Callable[[], Node], argv: Sequence[str] | None = None) -> int:
+    """Build one node and spin it until SIGINT or SIGTERM; 2 when its parameters are refused."""
+    args = list(sys.argv if argv is None else ["node", *argv])
+    rclpy.init(args=args)
+    try:
+        try:
+            node = node_class()
+        except (ValueError, AcresBridgeError) as error:
+            print(f"{getattr(node_class, 'DEFAULT_NODE_NAME', 'node')}: {error}", file=sys.stderr)
+            return 2
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        try:
+            executor.spin()
+        except (KeyboardInterrupt, ExternalShutdownException):
+            pass
+        finally:
+            executor.shutdown()
+            node.destroy_node()
+        return 0
+    finally:
+        try_shutdown()

@@ -1,0 +1,111 @@
+"""The Polaris description from the sensor rig: URDF text and static transforms. Pure: no node, no I/O.
+
+The rig is the SENSOR_META of a session (``SensorMeta.sensors``): each mount has a frame, a parent
+frame (``base_footprint`` or another mount) and a pose in it, ``xyz_m`` and ``rpy_rad``
+(R = Rz(yaw) Ry(pitch) Rx(roll), the URDF convention). The URDF has ``base_footprint`` as its root,
+a link for each mount and a fixed joint for each, like the description that robot_state_publisher
+would publish.
+
+The static transforms are those of the spec's Polaris description: one for each mount except the
+INS's (``imu_link``), whose frame belongs to the INS and has no frame prefix on the Polaris (spec:
+Frames), so several vehicles of a session could not each give it a parent. As robot_state_publisher
+does with its frame_prefix, the URDF keeps the rig's frame names and the transforms carry the prefixed
+names.
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import TransformStamped
+
+from acres_bridge.convert.frames import FrameNames
+from acres_bridge.wire.messages import SensorMount
+from acres_sim.rotation import quaternion_from_rpy
+
+__all__ = ["ROOT_FRAME", "check_rig", "static_transforms", "tf_mounts", "urdf"]
+
+ROOT_FRAME = "base_footprint"
+_INS_KIND = "ins"
+
+
+def check_rig(sensors: Sequence[SensorMount]) -> None:
+    """Raise ValueError, naming the mount, unless the rig is a tree below base_footprint.
+
+    Each frame must be unique and not base_footprint, each parent base_footprint or another
+    mount's frame without a cycle, and each pose finite.
+    """
+    frames = [mount.frame for mount in sensors]
+    for mount in sensors:
+        if not mount.frame or mount.frame == ROOT_FRAME or frames.count(mount.frame) > 1:
+            raise ValueError(
+                f"rig mount {mount.name!r}: frame {mount.frame!r} is empty, the root or repeated"
+            )
+        if mount.parent != ROOT_FRAME and mount.parent not in frames:
+            raise ValueError(
+                f"rig mount {mount.name!r}: parent {mount.parent!r} is neither {ROOT_FRAME} nor a mount"
+            )
+        if not all(math.isfinite(v) for v in (*mount.xyz_m, *mount.rpy_rad)):
+            raise ValueError(f"rig mount {mount.name!r}: pose {mount.xyz_m} {mount.rpy_rad} is not finite")
+    parents = {mount.frame: mount.parent for mount in sensors}
+    for frame in frames:
+        seen = {frame}
+        above = parents[frame]
+        while above != ROOT_FRAME:
+            if above in seen:
+                raise ValueError(f"rig mounts {sorted(seen)}: their parents form a cycle")
+            seen.add(above)
+            above = parents[above]
+
+
+def _numbers(values: Sequence[float]) -> str:
+    # repr: the shortest text that reads back as the same float.
+    return " ".join(repr(float(v)) for v in values)
+
+
+def urdf(sensors: Sequence[SensorMount], *, robot_name: str = "polaris") -> str:
+    """The URDF text of the rig: base_footprint and a link and a fixed joint for each mount.
+
+    Raises ValueError (from check_rig) for a rig that is not a tree below base_footprint.
+    """
+    check_rig(sensors)
+    robot = ET.Element("robot", name=robot_name)
+    ET.SubElement(robot, "link", name=ROOT_FRAME)
+    for mount in sensors:
+        ET.SubElement(robot, "link", name=mount.frame)
+    for mount in sensors:
+        joint = ET.SubElement(robot, "joint", name=f"{mount.frame}_joint", type="fixed")
+        ET.SubElement(joint, "parent", link=mount.parent)
+        ET.SubElement(joint, "child", link=mount.frame)
+        ET.SubElement(joint, "origin", xyz=_numbers(mount.xyz_m), rpy=_numbers(mount.rpy_rad))
+    ET.indent(robot)
+    return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding="unicode") + "\n"
+
+
+def tf_mounts(sensors: Sequence[SensorMount]) -> tuple[SensorMount, ...]:
+    """The mounts that get a static transform: all but the INS's."""
+    return tuple(mount for mount in sensors if mount.kind != _INS_KIND)
+
+
+def static_transforms(
+    sensors: Sequence[SensorMount], *, frames: FrameNames, stamp: Time
+) -> list[TransformStamped]:
+    """The static transforms parent -> frame of tf_mounts(sensors), with the vehicle's frame prefix.
+
+    Raises ValueError (from check_rig) for a rig that is not a tree below base_footprint.
+    """
+    check_rig(sensors)
+    transforms = []
+    for mount in tf_mounts(sensors):
+        transform = TransformStamped()
+        transform.header.stamp = stamp
+        transform.header.frame_id = frames.apply(mount.parent)
+        transform.child_frame_id = frames.apply(mount.frame)
+        t, q = transform.transform.translation, transform.transform.rotation
+        t.x, t.y, t.z = (float(v) for v in mount.xyz_m)
+        q.x, q.y, q.z, q.w = quaternion_from_rpy(*mount.rpy_rad)
+        transforms.append(transform)
+    return transforms

@@ -1,9 +1,10 @@
 """acres_sim: the reference vehicle simulator of ACRES, its simulation core.
 
 A deterministic simulator of the ACRE tile: kinematic vehicles (the Polaris utility vehicle and the
-Maxxum tractor), a scripted route with a pure-pursuit autopilot, and an INS error model, on a
-120 Hz physics clock. This package has no networking and no ROS imports; a server speaks the wire
-protocol on top of ``World``.
+Maxxum tractor), the Polaris's drive-by-wire system (acres_sim.dbw), a scripted route with a
+pure-pursuit autopilot, and an INS error model, on a 120 Hz physics clock. This package has no
+networking and no ROS imports (it uses the message types of ``acres_bridge.wire``); a server
+speaks the wire protocol on top of ``World``.
 
     world = World(seed=42, start_utc=datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC))
     out = world.advance()          # step 1
@@ -21,7 +22,8 @@ from acres_sim.clock import (
     sample_index,
     step_stamp_ns,
 )
-from acres_sim.errors import AcresSimError, AgentError, ParamsError, WorldStateError
+from acres_sim.dbw import DbwParams, DbwSystem, report_due
+from acres_sim.errors import AcresSimError, AgentError, DbwCommandError, ParamsError, WorldStateError
 from acres_sim.georef import ACRE_GEOREFERENCE, Georeference
 from acres_sim.ins import ErrorModel, InsModel, InsParams, InsSample
 from acres_sim.kinematics import (
@@ -34,6 +36,7 @@ from acres_sim.kinematics import (
     place,
     step,
 )
+from acres_sim.powertrain import Gear, Powertrain, PowertrainParams
 from acres_sim.route import FollowerCommand, FollowerParams, Route, RouteFollower, acre_loop
 from acres_sim.vehicles import MAXXUM, POLARIS, MaxxumParams, MountPose, PolarisParams, VehicleParams
 from acres_sim.world import (
@@ -64,10 +67,14 @@ __all__ = [
     "AgentSpec",
     "AgentStatus",
     "BodyMotion",
+    "DbwCommandError",
+    "DbwParams",
+    "DbwSystem",
     "Episode",
     "ErrorModel",
     "FollowerCommand",
     "FollowerParams",
+    "Gear",
     "Georeference",
     "InsModel",
     "InsParams",
@@ -77,6 +84,8 @@ __all__ = [
     "ParamsError",
     "PolarisParams",
     "Pose2D",
+    "Powertrain",
+    "PowertrainParams",
     "Route",
     "RouteFollower",
     "SimState",
@@ -94,6 +103,7 @@ __all__ = [
     "ins_due",
     "is_due",
     "place",
+    "report_due",
     "sample_index",
     "step",
     "step_stamp_ns",

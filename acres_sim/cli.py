@@ -1,8 +1,14 @@
 """acres_sim: run the reference simulator.
 
     acres_sim --lockstep --port 47100 --seed 42
+    acres_sim --autopilot
     acres_sim --vehicle maxxum
     acres_sim --agent polaris:polaris --agent "polaris 2:polaris" --agent maxxum:maxxum
+
+A Polaris stands parked in P, as a real parked vehicle does, until its drive-by-wire drives it
+(the commands of the bridge: enable, gear, steering, throttle, brake, ULC). With --autopilot the
+built-in route follower drives every Polaris around the route whenever its drive-by-wire is not
+enabled. A Maxxum stands still until commanded.
 
 It prints one line when it listens, then serves until SIGINT or SIGTERM (exit status 0).
 """
@@ -10,6 +16,7 @@ It prints one line when it listens, then serves until SIGINT or SIGTERM (exit st
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import signal
 import sys
@@ -39,7 +46,11 @@ def _utc(text: str) -> datetime:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="acres_sim", description="The ACRES reference simulator.")
+    parser = argparse.ArgumentParser(
+        prog="acres_sim",
+        description="The ACRES reference simulator. A Polaris stands parked in P until its "
+        "drive-by-wire drives it, or, with --autopilot, the built-in route follower.",
+    )
     parser.add_argument(
         "--vehicle",
         choices=("polaris", "maxxum"),
@@ -56,6 +67,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=42, help="seed of the sensor noise (default 42)")
     parser.add_argument("--lockstep", action="store_true", help="advance only on step requests")
+    parser.add_argument(
+        "--autopilot",
+        action="store_true",
+        help="the built-in route follower drives every Polaris while its drive-by-wire is not enabled "
+        "(default: a Polaris stands parked in P until the drive-by-wire drives it)",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default loopback)")
     parser.add_argument("--port", type=int, default=47100, help="control port (default 47100; 0 = any)")
     parser.add_argument("--map", default=DEFAULT_MAP, help=f"map name (default {DEFAULT_MAP})")
@@ -72,6 +89,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.seed < 0 or args.seed >= 1 << 32:
         parser.error("--seed must be in 0 .. 2^32-1")
     agents = args.agent or [AgentSpec(name=args.vehicle, vehicle=VehicleKind(args.vehicle))]
+    if args.autopilot:
+        agents = [
+            dataclasses.replace(a, autopilot=True) if a.vehicle is VehicleKind.POLARIS else a for a in agents
+        ]
     start = args.start_utc or datetime.now(UTC).replace(microsecond=0)
     world = World(
         seed=args.seed,
@@ -95,6 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"acres_sim: listening on {args.host}:{server.control_port} "
         f"({'lockstep' if args.lockstep else 'free run'}, seed {args.seed}, "
+        f"{'autopilot' if args.autopilot else 'no autopilot'}, "
         f"agents {', '.join(f'{a.name} ({a.vehicle})' for a in agents)})",
         flush=True,
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["AcresSimError", "AgentError", "ParamsError", "WorldStateError"]
+__all__ = ["AcresSimError", "AgentError", "DbwCommandError", "ParamsError", "WorldStateError"]
 
 
 class AcresSimError(Exception):
@@ -22,3 +22,12 @@ class AgentError(AcresSimError, LookupError):
 
 class WorldStateError(AcresSimError):
     """Raised when an operation is not allowed in the current simulation state (advance while stopped)."""
+
+
+class DbwCommandError(AcresSimError, ValueError):
+    """Raised when a drive-by-wire command is refused before it reaches the vehicle.
+
+    That is: an unknown target, cmd_type or flag, a value that is not finite or out of its range, a
+    gear value that is no gear (0 included), or a command for an agent without drive-by-wire (a
+    Maxxum). The message names the field, the value found and what was expected.
+    """

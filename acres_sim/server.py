@@ -5,11 +5,18 @@ every accepted connection. In free run (PLAYING) the world advances paced to wal
 lockstep only on step requests, as fast as it can. Output is buffered per connection and
 flushed after each step (free run) or each request (lockstep), so a long request costs a
 handful of system calls, not one per message.
+
+The vehicle channel of a Polaris carries its drive-by-wire: each DBW_COMMAND goes to the world as
+soon as it is read (it applies from the next physics step, so in lockstep from the first step of
+the next request), and each report line (50 Hz) goes out on that agent's vehicle channel. A
+command for a Maxxum or with an invalid value is logged and ignored; it still counts for the
+command numbers that STEP_REQUEST waits for.
 """
 
 from __future__ import annotations
 
 import logging
+import select
 import selectors
 import socket
 import time
@@ -22,6 +29,7 @@ from acres_bridge.wire import (
     AgentReset,
     ClientHello,
     Clock,
+    DbwCommand,
     EpisodeInfo,
     ErrorReply,
     FrameReader,
@@ -41,6 +49,7 @@ from acres_bridge.wire import (
 from acres_bridge.wire import InsSample as WireIns
 from acres_sim import __version__
 from acres_sim.clock import PHYSICS_RATE_HZ as PHYSICS_HZ
+from acres_sim.errors import AcresSimError
 from acres_sim.ins import InsSample
 from acres_sim.vehicles import VehicleParams
 from acres_sim.world import SimState, StepOutput, World
@@ -317,7 +326,9 @@ class SimServer:
 
     def _handle(self, connection: _Connection, message: object) -> None:
         world = self.world
-        if isinstance(message, StepRequest) and connection.listener == "control":
+        if isinstance(message, DbwCommand) and connection.listener == "vehicle":
+            self._dbw_command(connection, message)
+        elif isinstance(message, StepRequest) and connection.listener == "control":
             self._step_request(connection, message)
         elif isinstance(message, SetState):
             self._set_state(SimState(message.state))
@@ -334,6 +345,21 @@ class SimServer:
             _log.warning(
                 "%s/%d: unexpected %s ignored", connection.listener, connection.agent, type(message).__name__
             )
+
+    def _dbw_command(self, connection: _Connection, command: DbwCommand) -> None:
+        """Number the command on its channel, then hand it to the world (or log why not)."""
+        if command.seq <= connection.command_seq:
+            _log.warning(
+                "vehicle/%d: command %d after command %d: numbers must increase",
+                connection.agent,
+                command.seq,
+                connection.command_seq,
+            )
+        connection.command_seq = max(connection.command_seq, command.seq)
+        try:
+            self.world.apply_dbw_command(connection.agent, command)
+        except AcresSimError as error:
+            _log.warning("vehicle/%d: command %d ignored: %s", connection.agent, command.seq, error)
 
     def _set_state(self, state: SimState) -> None:
         world = self.world
@@ -366,15 +392,40 @@ class SimServer:
         self._flush_all()
 
     def _await_commands(self, seqs: Iterable[int]) -> None:
-        """Read each agent's vehicle channel until it has the commands the bridge sent before the request."""
+        """Read each agent's vehicle channel until it has the commands the bridge sent before the request.
+
+        A vehicle channel that is still being opened is accepted here too. Nothing else is read, so
+        no other request starts while this one waits; after 10 s it steps without the command.
+        """
+        deadline = time.monotonic() + _SEND_TIMEOUT_S
         for agent, wanted in enumerate(seqs):
-            for connection in [c for c in self._connections if c.listener == "vehicle" and c.agent == agent]:
-                deadline = time.monotonic() + _SEND_TIMEOUT_S
-                while connection.command_seq < wanted and connection in self._connections:
-                    if time.monotonic() > deadline:
-                        _log.error("agent %d: command %d never arrived; stepping without it", agent, wanted)
-                        break
-                    self._receive(connection)
+            while wanted > 0 and not self._has_commands(agent, wanted):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0.0 or not self._poll_vehicle(agent, min(remaining, 0.2)):
+                    _log.error("agent %d: command %d never arrived; stepping without it", agent, wanted)
+                    break
+
+    def _has_commands(self, agent: int, wanted: int) -> bool:
+        return any(
+            c.listener == "vehicle" and c.agent == agent and c.command_seq >= wanted
+            for c in self._connections
+        )
+
+    def _poll_vehicle(self, agent: int, timeout: float) -> bool:
+        """Accept and read the vehicle channel of ``agent`` for up to ``timeout`` s; False if it has none."""
+        listeners = [x for x in self._listeners if x.role == "vehicle" and x.agent == agent]
+        if not listeners:
+            return False
+        connections = [c for c in self._connections if c.listener == "vehicle" and c.agent == agent]
+        socks = [x.sock for x in listeners] + [c.sock for c in connections]
+        readable, _, _ = select.select(socks, [], [], timeout)
+        for listener in listeners:
+            if listener.sock in readable:
+                self._accept(listener)
+        for connection in connections:
+            if connection.sock in readable:
+                self._receive(connection)
+        return True
 
     # ---- output ------------------------------------------------------------------------------
 
@@ -405,6 +456,7 @@ class SimServer:
     def _emit(self, output: StepOutput) -> None:
         clock = encode(Clock(output.step, output.stamp_ns))
         ins = [encode(wire_ins(sample)) for sample in output.ins]
+        reports = {index: encode(report) for index, report in output.dbw}
         for connection in self._connections:
             if not connection.ready:
                 continue
@@ -412,6 +464,8 @@ class SimServer:
                 connection.out += clock
             elif connection.listener == "sensor" and connection.agent < len(ins):
                 connection.out += ins[connection.agent]
+            elif connection.listener == "vehicle" and connection.agent in reports:
+                connection.out += reports[connection.agent]
 
     def _send(self, connection: _Connection, frame: bytes) -> None:
         connection.out += frame

@@ -4,6 +4,11 @@ The world holds the session (seed, start time, map, source, lockstep flag), the 
 vehicles, the step counter and the episode counters. It does not pace itself and does no I/O: a
 server calls ``advance()`` as fast as real time or lockstep requests allow and sends what each step
 produced. Given the same construction arguments and the same calls, two worlds produce identical data.
+
+Who drives a vehicle, in this order: a Polaris's drive-by-wire while it is enabled
+(``apply_dbw_command``, acres_sim.dbw); the built-in route follower while the agent's autopilot is
+on (``set_autopilot``, off by default); the last ``set_command``. Otherwise the vehicle stands:
+a Polaris parked in P (its drive-by-wire model with passive outputs), a Maxxum with no command.
 """
 
 from __future__ import annotations
@@ -15,14 +20,16 @@ from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
 from typing import Final
 
+from acres_bridge.wire.dbw import DbwCommand, DbwReport, DbwTarget
 from acres_sim import kinematics
 from acres_sim.clock import PHYSICS_DT_S, ins_due, step_stamp_ns
-from acres_sim.errors import AgentError, ParamsError, WorldStateError
+from acres_sim.dbw import DbwSystem, report_due
+from acres_sim.errors import AgentError, DbwCommandError, ParamsError, WorldStateError
 from acres_sim.georef import ACRE_GEOREFERENCE, Georeference
 from acres_sim.ins import InsModel, InsParams, InsSample
 from acres_sim.kinematics import BodyMotion, Terrain, VehicleState, at_rest, flat_terrain, place
 from acres_sim.route import Route, RouteFollower, acre_loop
-from acres_sim.vehicles import MAXXUM, POLARIS, VehicleParams
+from acres_sim.vehicles import MAXXUM, POLARIS, PolarisParams, VehicleParams
 
 __all__ = [
     "DEFAULT_MAP",
@@ -81,9 +88,10 @@ class Pose2D:
 class AgentSpec:
     """An agent of the session, as the session is configured.
 
-    ``params`` defaults to the vehicle kind's parameters; ``start`` to a pose on the built-in route
-    (Polaris) or a parking place beside it (Maxxum); ``autopilot`` (the built-in route follower drives)
-    to true for a Polaris and false for a Maxxum, which then stands still until commanded.
+    ``params`` defaults to the vehicle kind's parameters (a Polaris needs ``PolarisParams``: its
+    drive-by-wire uses the steering ratio); ``start`` to a pose on the built-in route (Polaris) or a
+    parking place beside it (Maxxum); ``autopilot`` (the built-in route follower drives) to false: a
+    Polaris then stands parked in P until its drive-by-wire drives it, a Maxxum until commanded.
     """
 
     name: str
@@ -109,7 +117,9 @@ class AgentStatus:
     """What the world knows about one agent now.
 
     ``episode`` counts the episodes of this agent's vehicle (0 first); ``command`` is the last external
-    (acceleration m/s^2, road-wheel angle rad), used while ``autopilot`` is false.
+    (acceleration m/s^2, road-wheel angle rad) of ``set_command``, used while ``autopilot`` is false
+    and no drive-by-wire drives; ``dbw_enabled`` is true while a Polaris's drive-by-wire is enabled
+    (it then drives the vehicle).
     """
 
     index: int
@@ -122,6 +132,7 @@ class AgentStatus:
     episode: int
     autopilot: bool
     command: tuple[float, float]
+    dbw_enabled: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,7 +141,8 @@ class StepOutput:
 
     ``states`` and ``motions`` hold every agent's exact state and motion at the end of the step, by
     agent index. ``ins`` holds one INS sample per agent, by agent index, when the step is an INS step,
-    and is empty otherwise.
+    and is empty otherwise. ``dbw`` holds the drive-by-wire report line of each Polaris as (agent
+    index, report), in agent order, when the step is a report step (50 Hz), and is empty otherwise.
     """
 
     step: int
@@ -138,6 +150,7 @@ class StepOutput:
     states: tuple[VehicleState, ...]
     motions: tuple[BodyMotion, ...]
     ins: tuple[InsSample, ...]
+    dbw: tuple[tuple[int, DbwReport], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,7 +184,10 @@ class _Agent:
     state: VehicleState
     motion: BodyMotion
     autopilot: bool
+    dbw: DbwSystem | None = None
     command: tuple[float, float] = (0.0, 0.0)
+    manual: bool = False  # set_command drives while neither the drive-by-wire nor the autopilot does
+    follower_live: bool = False  # the follower drove the last step (its progress is current)
     episode: int = 0
 
 
@@ -242,7 +258,14 @@ class World:
         vehicle = spec.vehicle
         params = spec.params or (POLARIS if vehicle is VehicleKind.POLARIS else MAXXUM)
         start = spec.start or self._default_start(index, vehicle, specs)
-        autopilot = spec.autopilot if spec.autopilot is not None else vehicle is VehicleKind.POLARIS
+        autopilot = bool(spec.autopilot)
+        dbw = None
+        if vehicle is VehicleKind.POLARIS:
+            if not isinstance(params, PolarisParams):
+                raise ParamsError(
+                    f"agent {spec.name!r}: a Polaris needs PolarisParams, got {type(params).__name__}"
+                )
+            dbw = DbwSystem(params)
         state = place(params, start.x, start.y, start.yaw, terrain=self._terrain)
         return _Agent(
             spec=spec,
@@ -254,6 +277,7 @@ class World:
             state=state,
             motion=at_rest(state, params),
             autopilot=autopilot,
+            dbw=dbw,
         )
 
     def _default_start(self, index: int, vehicle: VehicleKind, specs: Sequence[AgentSpec]) -> Pose2D:
@@ -404,24 +428,67 @@ class World:
             episode=a.episode,
             autopilot=a.autopilot,
             command=a.command,
+            dbw_enabled=a.dbw is not None and a.dbw.enabled,
         )
 
     def set_command(self, index: int, *, accel_mps2: float, steer_rad: float) -> None:
         """Drive agent ``index`` with an acceleration and a road-wheel angle from the next step on.
 
-        This turns its autopilot off. The vehicle model clips the values to its limits.
+        This turns its autopilot off; an enabled drive-by-wire still comes first. The vehicle model
+        clips the values to its limits.
         """
         _require_finite(accel_mps2=accel_mps2, steer_rad=steer_rad)
         a = self._agent(index)
         a.command = (float(accel_mps2), float(steer_rad))
+        a.manual = True
         a.autopilot = False
 
     def set_autopilot(self, index: int, enabled: bool) -> None:
-        """Let the built-in route follower drive agent ``index`` (true) or the last command (false)."""
+        """Let the built-in route follower drive agent ``index`` (true) or not (false).
+
+        Without it the last ``set_command`` drives; a Polaris without one rolls on under its
+        drive-by-wire's passive outputs (no throttle, no brake: it coasts to a stop, and P holds it).
+        An enabled drive-by-wire comes first; the follower drives again when it is disabled.
+        """
         a = self._agent(index)
         if enabled and not a.autopilot:
             a.follower.reset()
         a.autopilot = bool(enabled)
+
+    # The drive-by-wire of a Polaris.
+
+    def _dbw(self, index: int) -> tuple[_Agent, DbwSystem]:
+        a = self._agent(index)
+        if a.dbw is None:
+            raise DbwCommandError(
+                f"agent {index} ({a.spec.name}) is a {a.spec.vehicle}: it has no drive-by-wire"
+            )
+        return a, a.dbw
+
+    def apply_dbw_command(self, index: int, command: DbwCommand) -> None:
+        """Give the drive-by-wire of Polaris ``index`` a command; it applies from the next step on.
+
+        DbwCommandError, and nothing applies, when the agent has no drive-by-wire or the command is
+        invalid (acres_sim.dbw.check_command); AgentError for an unknown agent.
+        """
+        _, dbw = self._dbw(index)
+        dbw.submit(command)
+
+    def set_driver_override(
+        self, index: int, subsystem: DbwTarget | int, active: bool, *, value: float | None = None
+    ) -> None:
+        """A driver of Polaris ``index`` takes over (or lets go of) a subsystem, from the next step on.
+
+        ``subsystem``: STEERING, THROTTLE, BRAKE or GEAR; ``value`` the driver's input
+        (acres_sim.dbw.DbwSystem.set_driver_override). An override disables the drive-by-wire.
+        """
+        _, dbw = self._dbw(index)
+        dbw.set_driver_override(subsystem, active, value=value)
+
+    def dbw_report(self, index: int) -> DbwReport:
+        """The drive-by-wire report line of Polaris ``index`` now (at the current step), due or not."""
+        a, dbw = self._dbw(index)
+        return dbw.report(step=self._step, speed_mps=a.state.speed, accel_mps2=a.motion.accel)
 
     # Stepping and resets.
 
@@ -432,9 +499,19 @@ class World:
         self._step += 1
         step = self._step
         due = ins_due(step)
+        reporting = report_due(step)
         samples: list[InsSample] = []
-        for a in self._agents:
-            if a.autopilot:
+        reports: list[tuple[int, DbwReport]] = []
+        for index, a in enumerate(self._agents):
+            dbw = a.dbw
+            by_wire = dbw is not None and dbw.begin_step(step, a.state.speed)
+            if dbw is not None and (by_wire or not (a.autopilot or a.manual)):
+                accel, steer = dbw.actuate(a.state.speed)
+                a.follower_live = False
+            elif a.autopilot:
+                if not a.follower_live:
+                    a.follower.reset()
+                    a.follower_live = True
                 c = a.follower.command(a.state)
                 accel, steer = c.accel, c.steer
             else:
@@ -442,6 +519,15 @@ class World:
             a.state, a.motion = kinematics.step(
                 a.state, a.params, accel, steer, PHYSICS_DT_S, terrain=self._terrain
             )
+            if dbw is not None:
+                if not by_wire and (a.autopilot or a.manual):
+                    dbw.follow(
+                        speed_mps=a.state.speed, accel_mps2=a.motion.accel, road_wheel_rad=a.state.steer
+                    )
+                if reporting:
+                    reports.append(
+                        (index, dbw.report(step=step, speed_mps=a.state.speed, accel_mps2=a.motion.accel))
+                    )
             if due:
                 samples.append(a.ins.sample(step=step, state=a.state, motion=a.motion))
         return StepOutput(
@@ -450,14 +536,22 @@ class World:
             states=tuple(a.state for a in self._agents),
             motions=tuple(a.motion for a in self._agents),
             ins=tuple(samples),
+            dbw=tuple(reports),
         )
 
     def _teleport(self, a: _Agent, x: float, y: float, yaw: float) -> None:
-        """Put the vehicle of ``a`` at rest at (x, y, yaw) and start a new episode of it."""
+        """Put the vehicle of ``a`` at rest at (x, y, yaw) and start a new episode of it.
+
+        A Polaris stands in P with its drive-by-wire disabled and without commands.
+        """
         a.state = place(a.params, x, y, yaw, terrain=self._terrain)
         a.motion = at_rest(a.state, a.params)
         a.command = (0.0, 0.0)
+        a.manual = False
         a.follower.reset()
+        a.follower_live = False
+        if a.dbw is not None:
+            a.dbw.reset()
         a.episode += 1
 
     def _new_episode(self) -> None:

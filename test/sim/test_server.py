@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+import math
 import socket
 import struct
 import threading
+import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 
 import pytest
@@ -15,12 +18,16 @@ from acres_bridge.wire import (
     PROTOCOL_VERSION,
     ClientHello,
     Clock,
+    DbwCommand,
+    DbwReport,
+    DbwTarget,
     EpisodeInfo,
     ErrorReply,
     FrameKind,
     FrameReader,
     Hello,
     InsSample,
+    ReportFlags,
     SensorMeta,
     SetState,
     StepDone,
@@ -30,8 +37,10 @@ from acres_bridge.wire import (
     decode,
     encode,
 )
+from acres_bridge.wire.dbw import COMMAND_FLAG_ENABLE
 from acres_sim.server import SimServer
-from acres_sim.world import World
+from acres_sim.vehicles import POLARIS
+from acres_sim.world import AgentSpec, VehicleKind, World
 
 START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)
 
@@ -41,6 +50,7 @@ class Client:
 
     def __init__(self, port: int) -> None:
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.reader = FrameReader()
         self.raw = bytearray()
 
@@ -70,8 +80,12 @@ class Client:
 def serve() -> Iterator[object]:
     servers: list[tuple[SimServer, threading.Thread]] = []
 
-    def start(*, lockstep: bool = True, seed: int = 42) -> SimServer:
-        world = World(seed=seed, start_utc=START, lockstep=lockstep)
+    def start(
+        *, lockstep: bool = True, seed: int = 42, agents: Sequence[AgentSpec] | None = None
+    ) -> SimServer:
+        world = World(
+            seed=seed, start_utc=START, lockstep=lockstep, agents=agents or (AgentSpec(name="polaris"),)
+        )
         server = SimServer(world, port=0)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
@@ -154,3 +168,114 @@ def test_same_seed_same_requests_give_byte_identical_streams(serve) -> None:  # 
         streams.append((bytes(control.raw[hello_length:]), bytes(sensor.raw)))
     assert streams[0] == streams[1]
     assert len(streams[0][1]) > 200 * 352
+
+
+# ---- the drive-by-wire on the vehicle channel ---------------------------------------------------
+
+ENABLE = DbwCommand(1, DbwTarget.ENABLE, 0, 0, 0.0)
+STEER_LEFT = DbwCommand(2, DbwTarget.STEERING, 2, COMMAND_FLAG_ENABLE, 200.0)
+
+
+def vehicle_channel(server: SimServer, hello: Hello, agent: int = 0) -> Client:
+    vehicle = Client(hello.agents[agent].vehicle_port)
+    vehicle.send(ClientHello(protocol_version=PROTOCOL_VERSION, client="test", role="vehicle", agent=agent))
+    return vehicle
+
+
+def test_a_command_sent_before_a_step_request_applies_at_its_first_step(serve) -> None:  # type: ignore[no-untyped-def]
+    server = serve()
+    control, _, hello = connect(server)
+    vehicle = vehicle_channel(server, hello)
+    vehicle.send(ENABLE)
+    vehicle.send(STEER_LEFT)
+    control.send(StepRequest(1, 1, (2,)))
+    assert control.until(StepDone)[-1] == StepDone(1, 1)
+    status = server.world.agent(0)
+    assert status.dbw_enabled
+    assert status.state.steer > 0.0  # the wheel moved in step 1
+    assert vehicle.until(StreamMark) == [StreamMark(1)]  # the first report is due at step 3
+    control.send(StepRequest(2, 2, (2,)))
+    control.until(StepDone)
+    report, mark = vehicle.until(StreamMark)
+    assert isinstance(report, DbwReport)
+    assert mark == StreamMark(3)
+    assert (report.step, report.stamp_ns) == (3, 3 * 1_000_000_000 // 120)
+    assert ReportFlags(report.flags) == ReportFlags.DBW_ENABLED | ReportFlags.STEERING_ENABLED
+    assert (report.steering_cmd, report.steering_cmd_type, report.gear) == (200.0, 2, 1)
+    assert 0.0 < report.steering_wheel_angle_deg <= 3 * 1000.0 / 120
+    assert report.steering_wheel_angle_deg == pytest.approx(
+        math.degrees(server.world.agent(0).state.steer) * POLARIS.steering_ratio
+    )
+
+
+def test_a_step_request_waits_for_a_command_that_arrives_late(serve) -> None:  # type: ignore[no-untyped-def]
+    server = serve()
+    control, _, hello = connect(server)
+    vehicle = vehicle_channel(server, hello)
+    control.send(StepRequest(1, 1, (2,)))
+    control.sock.settimeout(0.3)
+    with pytest.raises(TimeoutError):
+        control.until(StepDone)  # the simulator waits for command 2
+    assert server.world.step == 0
+    vehicle.send(ENABLE)
+    time.sleep(0.1)
+    vehicle.send(STEER_LEFT)
+    control.sock.settimeout(10)
+    assert control.until(StepDone)[-1] == StepDone(1, 1)
+    assert server.world.agent(0).dbw_enabled
+    assert server.world.agent(0).state.steer > 0.0
+
+
+def test_commands_for_a_maxxum_or_with_invalid_values_are_ignored(serve, caplog) -> None:  # type: ignore[no-untyped-def]
+    server = serve(agents=(AgentSpec(name="polaris"), AgentSpec(name="maxxum", vehicle=VehicleKind.MAXXUM)))
+    control, _, hello = connect(server)
+    polaris, maxxum = vehicle_channel(server, hello, 0), vehicle_channel(server, hello, 1)
+    with caplog.at_level(logging.WARNING, logger="acres_sim.server"):
+        maxxum.send(ENABLE)
+        polaris.send(DbwCommand(1, DbwTarget.GEAR, 0, 0, 0.0))  # gear 0: no command
+        polaris.send(DbwCommand(2, DbwTarget.STEERING, 1, COMMAND_FLAG_ENABLE, 3.0))  # torque
+        control.send(StepRequest(1, 3, (2, 1)))
+        assert control.until(StepDone)[-1] == StepDone(1, 3)
+    ignored = [r.getMessage() for r in caplog.records if "ignored" in r.getMessage()]
+    assert len(ignored) == 3  # in the order the channels were read
+    for text in ("vehicle/1: command 1 ignored: agent 1 (maxxum)", "0 is no command", "cmd_type 1"):
+        assert any(text in message for message in ignored), text
+    report, mark = polaris.until(StreamMark)
+    assert isinstance(report, DbwReport)
+    assert mark == StreamMark(3)
+    assert (report.flags, report.gear, report.gear_cmd, report.steering_cmd_type) == (0, 1, 0, 0)
+    assert maxxum.until(StreamMark) == [StreamMark(3)]  # no report line for a Maxxum
+
+
+def test_same_commands_same_seed_give_byte_identical_vehicle_streams(serve) -> None:  # type: ignore[no-untyped-def]
+    streams = []
+    for _ in range(2):
+        server = serve(seed=3)
+        control, _, hello = connect(server)
+        vehicle = vehicle_channel(server, hello)
+        seq = 0
+        for request_id in range(1, 41):
+            for target, cmd_type, value in (
+                (DbwTarget.ENABLE, 0, 0.0),
+                (DbwTarget.GEAR, 5, 0.0),
+                (DbwTarget.STEERING, 3, 0.02),
+                (DbwTarget.ULC, 1, 1.5),
+            ):
+                seq += 1
+                vehicle.send(DbwCommand(seq, target, cmd_type, COMMAND_FLAG_ENABLE if cmd_type else 0, value))
+            control.send(StepRequest(request_id, 6, (seq,)))
+            control.until(StepDone)
+            vehicle.until(StreamMark)
+        streams.append(bytes(vehicle.raw))
+    assert streams[0] == streams[1]
+    reports = [decode(frame) for frame in _frames(streams[0])]
+    assert sum(isinstance(m, DbwReport) for m in reports) == 100  # 4 s at 50 Hz
+    last = [m for m in reports if isinstance(m, DbwReport)][-1]
+    assert last.gear == 5
+    assert last.vel_meas_mps > 0.5
+
+
+def _frames(data: bytes) -> list[object]:
+    reader = FrameReader()
+    reader.feed(data)
+    return list(reader.frames())

@@ -29,8 +29,8 @@ def world() -> World:
 def fleet() -> World:
     return _world(
         agents=(
-            AgentSpec(name="polaris"),
-            AgentSpec(name="polaris2"),
+            AgentSpec(name="polaris", autopilot=True),
+            AgentSpec(name="polaris2", autopilot=True),
             AgentSpec(name="maxxum", vehicle=VehicleKind.MAXXUM),
         )
     )
@@ -123,6 +123,15 @@ def test_autopilot_drives_and_maxxum_stands_still(fleet: World) -> None:
     s0, _ = route.project(last.states[0].x, last.states[0].y)
     s1, _ = route.project(last.states[1].x, last.states[1].y)
     assert 15.0 < (s0 - s1) % route.length < 35.0
+
+
+def test_a_polaris_stands_parked_by_default(world: World) -> None:
+    status = world.agent(0)
+    assert not status.autopilot
+    out = _run(world, 240)[-1]
+    assert (out.states[0].x, out.states[0].y, out.states[0].speed) == (status.start.x, status.start.y, 0.0)
+    report = world.dbw_report(0)
+    assert (report.gear, report.flags) == (1, 0)  # P, the drive-by-wire disabled
 
 
 def test_stopped_world_refuses_to_advance(world: World) -> None:

@@ -1,0 +1,792 @@
+"""The drive-by-wire system of the simulated Polaris, after the Dataspeed kit (ds_dbw_msgs 2.3.11).
+
+A pure, deterministic model without I/O, advanced once per physics step (1/120 s). Commands and
+reports are the wire messages of ``acres_bridge.wire.dbw`` (``DbwCommand``, ``DbwReport``), with the
+command types and units of ds_dbw_msgs, so an autonomy stack written for the real Polaris drives it
+through the bridge unchanged.
+
+The system and its subsystems
+    ENABLE switches the system on (refused while a driver override is active), DISABLE off. A
+    subsystem (steering, throttle, brake, ULC) is under by-wire control while the system is enabled
+    and its last command had the enable flag and is at most 0.1 s of simulation time old (the real
+    vehicle's rule): a command applied at step k drives steps k .. k+11; without a newer one the
+    subsystem times out at step k+12 (its report says timeout) and its output returns to the
+    passive value: no throttle, no brake pressure, the steering released (it keeps its angle), the
+    ULC commanding nothing. A new command ends the timeout. The gear has no enable flag; the system
+    must be enabled for a gear command. DISABLE (or an override) stops every subsystem.
+
+Steering (a rate limit, then a first-order lag of 0.1 s, on the steering-wheel angle)
+    cmd_type 2 the steering-wheel angle in deg; 3 a curvature in 1/m (road-wheel angle
+    atan(wheelbase * curvature), steering-wheel angle = steering ratio * that); 4 a yaw rate in
+    rad/s (curvature = yaw rate / speed, the speed at least 0.5 m/s in magnitude, negative when
+    reversing); 14 a percent of the 487 deg limit. The wheel turns at most at 1000 deg/s, or at the
+    command's cmd_rate when that is smaller and > 0, and stays within +-487 deg (the limits the
+    reports of the real vehicle carry). cmd_accel is accepted and not modelled.
+
+Throttle and brake (a first-order lag on the output: throttle 0.2 s, brake 0.1 s)
+    Throttle cmd_type 14 percent and 13 raw pedal percent, both 0..100, mapped the same. Brake
+    cmd_type 14 percent and 1 pressure in bar; 120 bar is 100 % and full braking (6 m/s^2). A
+    command's rate_inc and rate_dec (per s, in the command's unit; 0 or +inf: none) limit how fast
+    the demand moves. With a driver's pedal (an override), the larger of pedal and demand acts.
+
+Gear
+    1 P, 2 R, 3 N, 4 H (ds_dbw_msgs: DRIVE), 5 L. A shift takes 0.4 s, during which the drive is
+    disengaged. It is refused, and the report's gear_cmd keeps the last accepted request, unless the
+    system is enabled and the speed is at most 0.1 m/s; so gear_cmd differs from gear only while a
+    shift is under way. gear_driver is the gear the driver's lever selects: none (0) while no driver
+    acts, the driver's gear while the route follower drives or a gear override is active. The value
+    0 is never a command. P holds the vehicle, N coasts, H and L drive forward (L to about 7 m/s,
+    acres_sim.powertrain), R backward.
+
+ULC (the speed controller of the kit)
+    cmd_type 1 a speed in m/s, 2 an acceleration in m/s^2. The reference speed vel_ref follows a
+    speed command at most at limit_accel away from zero and limit_decel towards it (0: the defaults
+    1.0 and 2.0 m/s^2; +inf: none). accel_ref is the rate of vel_ref plus 1.0/s times the speed error
+    plus 0.2/s^2 times its integral, limited to limit_accel and limit_decel and to the vehicle's
+    limits; the throttle and the brake then follow the inverse of the powertrain model. A speed
+    command drives in the direction of the gear only (the ULC stops when the command has the other
+    sign); with enable_shift it shifts to H or R at standstill, with enable_shift_park to P for a
+    zero command. At a zero reference and standstill it holds the vehicle with 30 bar. With
+    coast_decel it does not brake while moving. A direct throttle or brake command in control
+    preempts the ULC.
+
+The report line (50 Hz of simulation time, ``report_due``)
+    Every field of ``DbwReport``: the steering-wheel angle, the last steering command and its type;
+    the driver's pedal, the by-wire demand and the actuator output of throttle (%) and brake (bar and
+    %), with the demand's cmd_type (while the ULC drives: its demands, as 14 percent and 1 pressure);
+    gear, gear_cmd, gear_driver; the last ULC cmd_type, vel_ref (the measured speed unless the ULC
+    follows a speed command), vel_meas, accel_ref (0 unless the ULC drives), accel_meas; the signed
+    speed for both the brake and the propulsion systems; the enabled, timeout and override bits.
+
+Driver overrides
+    ``set_driver_override`` is the input of a driver taking over steering, throttle, brake or the
+    gear lever, optionally with the driver's value. An active override disables the system and
+    latches (until ENABLE, or a command with the clear flag once no override is active), unless the
+    subsystem's last command had the ignore flag.
+
+Who drives
+    The world asks ``begin_step`` each step; while the system is enabled the DBW drives
+    (``actuate``). Without it, a driver outside the DBW (the route follower) may drive the vehicle
+    directly; ``follow`` then keeps the DBW's state in step with the vehicle, as a driver's hands and
+    feet would. With neither, ``actuate`` runs with passive outputs: a parked Polaris stays in P.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Final
+
+from acres_bridge.wire.dbw import (
+    COMMAND_FLAG_CLEAR,
+    COMMAND_FLAG_COAST_DECEL,
+    COMMAND_FLAG_ENABLE,
+    COMMAND_FLAG_ENABLE_SHIFT,
+    COMMAND_FLAG_ENABLE_SHIFT_PARK,
+    COMMAND_FLAG_IGNORE,
+    DbwCommand,
+    DbwReport,
+    DbwTarget,
+    ReportFlags,
+)
+from acres_sim.clock import PHYSICS_DT_S, PHYSICS_RATE_HZ, is_due, step_stamp_ns
+from acres_sim.errors import DbwCommandError, ParamsError
+from acres_sim.powertrain import Gear, Powertrain, PowertrainParams
+from acres_sim.vehicles import POLARIS, PolarisParams
+
+__all__ = [
+    "COMMAND_RANGES",
+    "OVERRIDE_SUBSYSTEMS",
+    "REPORT_RATE_HZ",
+    "BrakeCmdType",
+    "DbwParams",
+    "DbwSystem",
+    "Gear",
+    "SteeringCmdType",
+    "ThrottleCmdType",
+    "UlcCmdType",
+    "check_command",
+    "report_due",
+]
+
+REPORT_RATE_HZ: Final = 50
+_KNOWN_COMMAND_FLAGS: Final = 63
+
+
+class SteeringCmdType(IntEnum):
+    """SteeringCmd CMD_* values that the Polaris accepts."""
+
+    NONE = 0
+    ANGLE = 2
+    CURVATURE = 3
+    YAW_RATE = 4
+    PERCENT = 14
+
+
+class ThrottleCmdType(IntEnum):
+    """ThrottleCmd CMD_* values that the Polaris accepts."""
+
+    NONE = 0
+    PEDAL_RAW = 13
+    PERCENT = 14
+
+
+class BrakeCmdType(IntEnum):
+    """BrakeCmd CMD_* values that the Polaris accepts."""
+
+    NONE = 0
+    PRESSURE = 1
+    PERCENT = 14
+
+
+class UlcCmdType(IntEnum):
+    """UlcCmd CMD_* values."""
+
+    NONE = 0
+    VELOCITY = 1
+    ACCEL = 2
+
+
+# What a command may carry, per target and cmd_type: the (lowest, highest) cmd in that type's unit.
+# The same ranges as the bridge's checks; cmd_type 0 (no command) carries cmd 0. Values beyond an
+# actuator's reach (a curvature tighter than the steering lock, a pressure above the brake's
+# maximum) are accepted and saturate.
+COMMAND_RANGES: Final[Mapping[DbwTarget, Mapping[int, tuple[float, float]]]] = {
+    DbwTarget.STEERING: {
+        SteeringCmdType.NONE: (0.0, 0.0),
+        SteeringCmdType.ANGLE: (-487.0, 487.0),  # steering-wheel deg
+        SteeringCmdType.CURVATURE: (-0.5, 0.5),  # 1/m
+        SteeringCmdType.YAW_RATE: (-8.5, 8.5),  # rad/s
+        SteeringCmdType.PERCENT: (-100.0, 100.0),
+    },
+    DbwTarget.THROTTLE: {
+        ThrottleCmdType.NONE: (0.0, 0.0),
+        ThrottleCmdType.PEDAL_RAW: (0.0, 100.0),
+        ThrottleCmdType.PERCENT: (0.0, 100.0),
+    },
+    DbwTarget.BRAKE: {
+        BrakeCmdType.NONE: (0.0, 0.0),
+        BrakeCmdType.PRESSURE: (0.0, 200.0),  # bar
+        BrakeCmdType.PERCENT: (0.0, 100.0),
+    },
+    DbwTarget.ULC: {
+        UlcCmdType.NONE: (0.0, 0.0),
+        UlcCmdType.VELOCITY: (-5.0, 18.0),  # m/s, negative in reverse
+        UlcCmdType.ACCEL: (-10.0, 5.0),  # m/s^2
+    },
+}
+
+OVERRIDE_SUBSYSTEMS: Final = (DbwTarget.STEERING, DbwTarget.THROTTLE, DbwTarget.BRAKE, DbwTarget.GEAR)
+_COMMAND_GEARS: Final = (Gear.PARK, Gear.REVERSE, Gear.NEUTRAL, Gear.HIGH, Gear.LOW)
+
+
+def report_due(step: int) -> bool:
+    """True when physics step ``step`` yields a report line (50 Hz of simulation time)."""
+    return is_due(step, REPORT_RATE_HZ)
+
+
+def check_command(command: DbwCommand) -> None:
+    """Raise DbwCommandError, naming the field, unless the Polaris can take ``command``."""
+    try:
+        target = DbwTarget(command.target)
+    except ValueError:
+        raise DbwCommandError(f"DBW command target {command.target!r}: expected 1..7") from None
+    if command.flags & ~_KNOWN_COMMAND_FLAGS or command.flags < 0:
+        raise DbwCommandError(f"DBW command flags {command.flags:#x}: unknown bits")
+    if not math.isfinite(command.cmd):
+        raise DbwCommandError(f"DBW {target.name} cmd: expected a finite number, found {command.cmd!r}")
+    for name, limit in (("limit_1", command.limit_1), ("limit_2", command.limit_2)):
+        if math.isnan(limit) or limit < 0.0:
+            raise DbwCommandError(
+                f"DBW {target.name} {name}: expected >= 0 (0 default) or +inf, found {limit}"
+            )
+    if target is DbwTarget.GEAR:
+        if command.cmd_type not in _COMMAND_GEARS:
+            raise DbwCommandError(
+                f"DBW GEAR value {command.cmd_type!r}: expected 1 P, 2 R, 3 N, 4 H or 5 L (0 is no command)"
+            )
+        return
+    ranges = COMMAND_RANGES.get(target)
+    if ranges is None:  # ENABLE, DISABLE: nothing else to check
+        return
+    if command.cmd_type not in ranges:
+        raise DbwCommandError(
+            f"DBW {target.name} cmd_type {command.cmd_type!r}: expected one of {sorted(ranges)}"
+        )
+    low, high = ranges[command.cmd_type]
+    if not low <= command.cmd <= high:
+        raise DbwCommandError(
+            f"DBW {target.name} cmd {command.cmd}: expected {low} .. {high} for cmd_type {command.cmd_type}"
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class DbwParams:
+    """The constants of the drive-by-wire model; the module docstring says what each does.
+
+    Times in s, speeds in m/s, accelerations in m/s^2, pressures in bar; gains of the ULC in 1/s and
+    1/s^2. The timeout is the real vehicle's; the lags, the shift time and the ULC's tuning are
+    assumed.
+    """
+
+    timeout_s: float = 0.1
+    steering_tau_s: float = 0.1
+    throttle_tau_s: float = 0.2
+    brake_tau_s: float = 0.1
+    brake_max_bar: float = 120.0
+    shift_time_s: float = 0.4
+    shift_max_speed_mps: float = 0.1
+    yaw_rate_min_speed_mps: float = 0.5
+    ulc_accel_default_mps2: float = 1.0
+    ulc_decel_default_mps2: float = 2.0
+    ulc_speed_gain_per_s: float = 1.0
+    ulc_integral_gain_per_s2: float = 0.2
+    ulc_hold_bar: float = 30.0
+    ulc_stop_speed_mps: float = 0.1
+
+    def __post_init__(self) -> None:
+        """Every value must be finite and > 0."""
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0.0):
+                raise ParamsError(f"DbwParams.{name}: expected a finite value > 0, got {value!r}")
+
+    @property
+    def timeout_steps(self) -> int:
+        """The physics steps a command stays in force: 12 for 0.1 s."""
+        return max(1, round(self.timeout_s * PHYSICS_RATE_HZ))
+
+    @property
+    def shift_steps(self) -> int:
+        """The physics steps a gear shift takes."""
+        return max(1, round(self.shift_time_s * PHYSICS_RATE_HZ))
+
+
+@dataclass
+class _Channel:
+    """The last command of one subsystem (steering, throttle, brake, ULC) and its timeout."""
+
+    cmd_type: int = 0
+    cmd: float = 0.0
+    limit_1: float = 0.0
+    limit_2: float = 0.0
+    flags: int = 0
+    last_step: int = -1  # the step its last command applied at; -1: none yet
+    timed_out: bool = False
+
+    @property
+    def enable(self) -> bool:
+        return bool(self.flags & COMMAND_FLAG_ENABLE)
+
+    @property
+    def ignore(self) -> bool:
+        return bool(self.flags & COMMAND_FLAG_IGNORE)
+
+
+@dataclass
+class _Override:
+    """A driver's input on one subsystem: active, and the driver's value (None: no value)."""
+
+    active: bool = False
+    value: float | None = None
+
+
+def _clamp(value: float, low: float, high: float) -> float:
+    return low if value < low else high if value > high else value
+
+
+def _lag_factor(tau_s: float) -> float:
+    """The fraction of the gap a first-order lag of ``tau_s`` closes in one physics step (exact)."""
+    return 1.0 - math.exp(-PHYSICS_DT_S / tau_s)
+
+
+def _ramp(value: float, target: float, rate_up: float, rate_down: float) -> float:
+    """``value`` moved towards ``target`` by at most rate * dt; a rate of 0 or +inf is no limit."""
+    rate = rate_up if target > value else rate_down
+    if rate <= 0.0 or math.isinf(rate):
+        return target
+    step = rate * PHYSICS_DT_S
+    return value + _clamp(target - value, -step, step)
+
+
+class DbwSystem:
+    """The drive-by-wire system of one Polaris: commands in, actuator outputs and report lines out.
+
+    Per physics step the owner calls ``begin_step`` (it applies the commands submitted since the last
+    step and returns True when the DBW drives), then either ``actuate`` (the DBW's acceleration and
+    road-wheel angle for the vehicle model) or, when another driver drove the vehicle, ``follow``
+    with the result; ``report`` gives the report line of the current state at any time.
+    """
+
+    def __init__(
+        self,
+        vehicle: PolarisParams = POLARIS,
+        params: DbwParams | None = None,
+        powertrain: PowertrainParams | None = None,
+    ) -> None:
+        """A parked system: disabled, in P, the wheels straight, no command."""
+        self._vehicle = vehicle
+        self._p = params if params is not None else DbwParams()
+        self._powertrain = Powertrain(powertrain)
+        p = self._p
+        self._alpha_steer = _lag_factor(p.steering_tau_s)
+        self._alpha_throttle = _lag_factor(p.throttle_tau_s)
+        self._alpha_brake = _lag_factor(p.brake_tau_s)
+        self._max_swa = vehicle.steering_wheel_max_deg
+        self._max_rate = vehicle.steering_wheel_rate_max_degps
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to parked: disabled, in P, wheels straight, no command, no override, no queue."""
+        self._queue: list[DbwCommand] = []
+        self._enabled = False
+        self._latched = False
+        self._steering = _Channel()
+        self._throttle = _Channel()
+        self._brake = _Channel()
+        self._ulc = _Channel()
+        self._overrides = {target: _Override() for target in OVERRIDE_SUBSYSTEMS}
+        self._swa = 0.0
+        self._swa_ramp = 0.0
+        self._throttle_demand = 0.0
+        self._throttle_input = 0.0
+        self._throttle_out = 0.0
+        self._throttle_type = 0
+        self._brake_demand = 0.0
+        self._brake_input = 0.0
+        self._brake_out = 0.0
+        self._brake_type = 0
+        self._gear = Gear.PARK
+        self._gear_cmd = Gear.NONE
+        self._gear_driver = Gear.NONE
+        self._shift_to: Gear | None = None
+        self._shift_left = 0
+        self._gear_refusal: str | None = None
+        self._vel_ref = 0.0
+        self._accel_ref = 0.0
+        self._integral = 0.0
+
+    # ---- inputs --------------------------------------------------------------------------------
+
+    @property
+    def params(self) -> DbwParams:
+        """The constants."""
+        return self._p
+
+    @property
+    def powertrain(self) -> Powertrain:
+        """The longitudinal model."""
+        return self._powertrain
+
+    def submit(self, command: DbwCommand) -> None:
+        """Queue ``command`` for the next step; DbwCommandError (nothing queued) if it is invalid."""
+        check_command(command)
+        self._queue.append(command)
+
+    def set_driver_override(
+        self, subsystem: DbwTarget | int, active: bool, *, value: float | None = None
+    ) -> None:
+        """A driver takes over (``active``) or lets go of a subsystem, from the next step on.
+
+        ``subsystem`` is STEERING, THROTTLE, BRAKE or GEAR. ``value`` is the driver's input while active:
+        the steering-wheel angle in deg (None: the driver holds the wheel where it is), the throttle or
+        brake pedal in % (None: 0), a Gear value for the lever (None: the lever stays).
+        """
+        try:
+            target: DbwTarget | None = DbwTarget(subsystem)
+        except ValueError:
+            target = None
+        if target is None or target not in self._overrides:
+            names = [t.name for t in OVERRIDE_SUBSYSTEMS]
+            raise ParamsError(f"driver override subsystem {subsystem!r}: expected one of {names}")
+        if value is not None:
+            value = float(value)
+            if not math.isfinite(value):
+                raise ParamsError(f"driver override value: expected a finite number, got {value!r}")
+            if target is DbwTarget.GEAR and value not in _COMMAND_GEARS:
+                raise ParamsError(f"driver override gear {value!r}: expected 1 P, 2 R, 3 N, 4 H or 5 L")
+        override = self._overrides[target]
+        override.active = bool(active)
+        override.value = value if active else None
+
+    # ---- state ---------------------------------------------------------------------------------
+
+    @property
+    def enabled(self) -> bool:
+        """True while the system is enabled."""
+        return self._enabled
+
+    @property
+    def gear(self) -> Gear:
+        """The engaged gear."""
+        return self._gear
+
+    @property
+    def steering_wheel_angle_deg(self) -> float:
+        """The steering-wheel angle in deg, positive left."""
+        return self._swa
+
+    @property
+    def gear_refusal(self) -> str | None:
+        """Why the last gear request was refused, or None when it was accepted (or none came)."""
+        return self._gear_refusal
+
+    def _ignored(self, target: DbwTarget) -> bool:
+        channel = {
+            DbwTarget.STEERING: self._steering,
+            DbwTarget.THROTTLE: self._throttle,
+            DbwTarget.BRAKE: self._brake,
+        }.get(target)
+        return channel is not None and channel.ignore
+
+    def _overriding(self) -> bool:
+        """True while a driver override that is not ignored is active."""
+        return any(o.active and not self._ignored(t) for t, o in self._overrides.items())
+
+    def _controls(self, channel: _Channel) -> bool:
+        """True while ``channel`` is under by-wire control."""
+        return self._enabled and channel.enable and channel.last_step >= 0 and not channel.timed_out
+
+    def _preempted(self) -> bool:
+        """True while a direct throttle or brake command holds the pedals, which preempts the ULC."""
+        return any(self._controls(c) and c.cmd_type != 0 for c in (self._throttle, self._brake))
+
+    def _ulc_controls(self) -> bool:
+        return self._controls(self._ulc) and not self._preempted()
+
+    def _ulc_drives(self) -> bool:
+        return self._ulc_controls() and self._ulc.cmd_type != UlcCmdType.NONE
+
+    # ---- stepping ------------------------------------------------------------------------------
+
+    def begin_step(self, step: int, speed_mps: float) -> bool:
+        """Start physics step ``step`` at ``speed_mps``: apply the queued commands, the timeouts and the
+        overrides. True when the DBW drives the vehicle in this step (the system is enabled)."""
+        queue, self._queue = self._queue, []
+        for command in queue:
+            self._apply(command, step, speed_mps)
+        limit = self._p.timeout_steps
+        for channel in (self._steering, self._throttle, self._brake, self._ulc):
+            if channel.last_step >= 0 and not channel.timed_out and step - channel.last_step >= limit:
+                channel.timed_out = True
+        if self._enabled and self._overriding():
+            self._enabled = False
+            self._latched = True
+        lever = self._overrides[DbwTarget.GEAR]
+        self._gear_driver = Gear.NONE
+        if lever.active:
+            self._gear_driver = self._gear if lever.value is None else Gear(int(lever.value))
+            if self._gear_driver not in (self._gear, self._shift_to):
+                self._request_gear(self._gear_driver, speed_mps, by_wire=False)
+        return self._enabled
+
+    def _apply(self, command: DbwCommand, step: int, speed_mps: float) -> None:
+        target = DbwTarget(command.target)
+        if target is DbwTarget.ENABLE:
+            if not self._overriding():
+                self._enabled = True
+                self._latched = False
+            return
+        if target is DbwTarget.DISABLE:
+            self._enabled = False
+            return
+        if target is DbwTarget.GEAR:
+            self._request_gear(Gear(command.cmd_type), speed_mps, by_wire=True)
+            return
+        channel = {
+            DbwTarget.STEERING: self._steering,
+            DbwTarget.THROTTLE: self._throttle,
+            DbwTarget.BRAKE: self._brake,
+            DbwTarget.ULC: self._ulc,
+        }[target]
+        channel.cmd_type = command.cmd_type
+        channel.cmd = command.cmd
+        channel.limit_1 = command.limit_1
+        channel.limit_2 = command.limit_2
+        channel.flags = command.flags
+        channel.last_step = step
+        channel.timed_out = False
+        if command.flags & COMMAND_FLAG_CLEAR and not any(o.active for o in self._overrides.values()):
+            self._latched = False
+
+    def _request_gear(self, gear: Gear, speed_mps: float, *, by_wire: bool) -> None:
+        """Start a shift to ``gear`` unless refused (not enabled for a by-wire request, or moving)."""
+        if by_wire and not self._enabled:
+            self._gear_refusal = "the drive-by-wire is not enabled"
+            return
+        if abs(speed_mps) > self._p.shift_max_speed_mps:
+            self._gear_refusal = f"moving at {speed_mps:.2f} m/s"
+            return
+        self._gear_refusal = None
+        if by_wire:
+            self._gear_cmd = gear
+        if gear is self._shift_to or (gear is self._gear and self._shift_to is None):
+            return  # already there, or on the way
+        self._shift_to = gear
+        self._shift_left = self._p.shift_steps
+
+    def _advance_shift(self) -> None:
+        if self._shift_to is None:
+            return
+        self._shift_left -= 1
+        if self._shift_left <= 0:
+            self._gear = self._shift_to
+            self._shift_to = None
+
+    def _engaged(self) -> Gear:
+        """The gear the powertrain drives with: neutral while a shift is under way."""
+        return Gear.NEUTRAL if self._shift_to is not None else self._gear
+
+    def _steering_target(self, speed_mps: float) -> float | None:
+        """The steering-wheel angle (deg) the steering command asks for now, or None for no command."""
+        channel = self._steering
+        kind, cmd = channel.cmd_type, channel.cmd
+        vehicle = self._vehicle
+        if kind == SteeringCmdType.ANGLE:
+            angle = cmd
+        elif kind == SteeringCmdType.PERCENT:
+            angle = cmd / 100.0 * self._max_swa
+        elif kind in (SteeringCmdType.CURVATURE, SteeringCmdType.YAW_RATE):
+            curvature = cmd
+            if kind == SteeringCmdType.YAW_RATE:
+                v_min = self._p.yaw_rate_min_speed_mps
+                backwards = speed_mps < 0.0 or (speed_mps == 0.0 and self._gear is Gear.REVERSE)
+                speed = max(abs(speed_mps), v_min)
+                curvature = cmd / (-speed if backwards else speed)
+            angle = vehicle.steering_wheel_deg(math.atan(vehicle.wheelbase_m * curvature))
+        else:
+            return None
+        return _clamp(angle, -self._max_swa, self._max_swa)
+
+    def _steer(self, speed_mps: float) -> None:
+        """One step of the steering actuator: rate limit, then the first-order lag."""
+        override = self._overrides[DbwTarget.STEERING]
+        target: float | None = None
+        rate = self._max_rate
+        if override.active and not self._ignored(DbwTarget.STEERING):
+            if override.value is not None:
+                target = _clamp(override.value, -self._max_swa, self._max_swa)
+        elif self._controls(self._steering):
+            target = self._steering_target(speed_mps)
+            cmd_rate = self._steering.limit_1
+            if 0.0 < cmd_rate < rate:
+                rate = cmd_rate
+        if target is None:  # released: the wheel stays where it is
+            self._swa_ramp = self._swa
+            return
+        step = rate * PHYSICS_DT_S
+        self._swa_ramp += _clamp(target - self._swa_ramp, -step, step)
+        change = _clamp((self._swa_ramp - self._swa) * self._alpha_steer, -step, step)
+        self._swa = _clamp(self._swa + change, -self._max_swa, self._max_swa)
+
+    def _run_ulc(self, speed_mps: float) -> tuple[float, float] | None:
+        """One step of the ULC: its (throttle %, brake bar) demands, or None when it is not driving."""
+        if not self._ulc_drives():
+            self._vel_ref = speed_mps
+            self._accel_ref = 0.0
+            self._integral = 0.0
+            return None
+        p = self._p
+        vehicle = self._vehicle
+        ulc = self._ulc
+        accel_limit = ulc.limit_1 if ulc.limit_1 > 0.0 else p.ulc_accel_default_mps2
+        decel_limit = ulc.limit_2 if ulc.limit_2 > 0.0 else p.ulc_decel_default_mps2
+        hold = False
+        if ulc.cmd_type == UlcCmdType.VELOCITY:
+            wanted = ulc.cmd
+            if ulc.flags & COMMAND_FLAG_ENABLE_SHIFT and self._shift_to is None:
+                self._ulc_shift(wanted, speed_mps)
+            direction = self._engaged().direction
+            target = max(wanted, 0.0) if direction > 0 else min(wanted, 0.0) if direction < 0 else 0.0
+            previous = self._vel_ref
+            away = previous * target >= 0.0 and abs(target) > abs(previous)
+            limit = accel_limit if away else decel_limit
+            self._vel_ref = _ramp(previous, target, limit, limit)
+            error = self._vel_ref - speed_mps
+            raw = (
+                (self._vel_ref - previous) / PHYSICS_DT_S
+                + p.ulc_speed_gain_per_s * error
+                + p.ulc_integral_gain_per_s2 * self._integral
+            )
+            low, high = (-accel_limit, decel_limit) if direction < 0 else (-decel_limit, accel_limit)
+            accel = _clamp(raw, max(low, -vehicle.max_brake_decel_mps2), min(high, vehicle.max_accel_mps2))
+            if accel == raw:
+                self._integral += error * PHYSICS_DT_S
+            hold = target == 0.0 and abs(speed_mps) <= p.ulc_stop_speed_mps
+        else:
+            accel = _clamp(ulc.cmd, -vehicle.max_brake_decel_mps2, vehicle.max_accel_mps2)
+            self._vel_ref = speed_mps
+            self._integral = 0.0
+        self._accel_ref = accel
+        throttle, brake = self._powertrain.pedals(gear=self._engaged(), accel_mps2=accel, speed_mps=speed_mps)
+        brake_bar = brake * p.brake_max_bar
+        if ulc.flags & COMMAND_FLAG_COAST_DECEL and abs(speed_mps) > p.ulc_stop_speed_mps:
+            brake_bar = 0.0
+        if hold:
+            brake_bar = max(brake_bar, p.ulc_hold_bar)
+        return throttle * 100.0, brake_bar
+
+    def _ulc_shift(self, wanted: float, speed_mps: float) -> None:
+        """With enable_shift: shift at standstill to the gear a speed command needs."""
+        gear = self._gear
+        if wanted > 0.0 and gear.direction <= 0:
+            want = Gear.HIGH
+        elif wanted < 0.0 and gear is not Gear.REVERSE:
+            want = Gear.REVERSE
+        elif wanted == 0.0 and self._ulc.flags & COMMAND_FLAG_ENABLE_SHIFT_PARK and gear is not Gear.PARK:
+            want = Gear.PARK
+        else:
+            return
+        if abs(speed_mps) <= self._p.shift_max_speed_mps:
+            self._request_gear(want, speed_mps, by_wire=True)
+
+    def _pedal(self, target: DbwTarget) -> float:
+        """The driver's pedal on ``target`` in % (0 without an override)."""
+        override = self._overrides[target]
+        if not override.active or override.value is None:
+            return 0.0
+        return override.value
+
+    def actuate(self, speed_mps: float) -> tuple[float, float]:
+        """Run the actuators for the current step: (longitudinal acceleration m/s^2, road-wheel angle rad).
+
+        Call after ``begin_step``. Without by-wire control the outputs go to their passive values (or
+        follow a driver's override).
+        """
+        p = self._p
+        self._steer(speed_mps)
+        self._advance_shift()
+        ulc = self._run_ulc(speed_mps)
+
+        throttle, brake = self._throttle, self._brake
+        if ulc is not None:
+            self._throttle_demand, self._throttle_type = ulc[0], int(ThrottleCmdType.PERCENT)
+        elif self._controls(throttle) and throttle.cmd_type != ThrottleCmdType.NONE:
+            wanted = _clamp(throttle.cmd, 0.0, 100.0)
+            self._throttle_demand = _ramp(self._throttle_demand, wanted, throttle.limit_1, throttle.limit_2)
+            self._throttle_type = throttle.cmd_type
+        else:
+            self._throttle_demand, self._throttle_type = 0.0, int(ThrottleCmdType.NONE)
+        self._throttle_input = _clamp(self._pedal(DbwTarget.THROTTLE), 0.0, 100.0)
+        pedal = max(self._throttle_demand, self._throttle_input)
+        self._throttle_out += (pedal - self._throttle_out) * self._alpha_throttle
+
+        if ulc is not None:
+            self._brake_demand, self._brake_type = ulc[1], int(BrakeCmdType.PRESSURE)
+        elif self._controls(brake) and brake.cmd_type != BrakeCmdType.NONE:
+            per_cmd_unit = 1.0 if brake.cmd_type == BrakeCmdType.PRESSURE else p.brake_max_bar / 100.0
+            wanted = _clamp(brake.cmd * per_cmd_unit, 0.0, p.brake_max_bar)
+            self._brake_demand = _ramp(
+                self._brake_demand, wanted, brake.limit_1 * per_cmd_unit, brake.limit_2 * per_cmd_unit
+            )
+            self._brake_type = brake.cmd_type
+        else:
+            self._brake_demand, self._brake_type = 0.0, int(BrakeCmdType.NONE)
+        self._brake_input = _clamp(self._pedal(DbwTarget.BRAKE), 0.0, 100.0) * p.brake_max_bar / 100.0
+        pressure = max(self._brake_demand, self._brake_input)
+        self._brake_out += (pressure - self._brake_out) * self._alpha_brake
+
+        accel = self._powertrain.accel(
+            gear=self._engaged(),
+            throttle=self._throttle_out / 100.0,
+            brake=self._brake_out / p.brake_max_bar,
+            speed_mps=speed_mps,
+        )
+        return accel, self._vehicle.road_wheel_rad(self._swa)
+
+    def follow(self, *, speed_mps: float, accel_mps2: float, road_wheel_rad: float) -> None:
+        """Another driver drove this step: mirror the vehicle in the DBW's state.
+
+        The steering wheel takes the road-wheel angle, the gear the direction of travel (H forward, R
+        backward, selected by that driver), the pedals what that acceleration needs.
+        """
+        self._swa = _clamp(self._vehicle.steering_wheel_deg(road_wheel_rad), -self._max_swa, self._max_swa)
+        self._swa_ramp = self._swa
+        if speed_mps != 0.0:
+            direction = 1 if speed_mps > 0.0 else -1
+        else:
+            direction = 1 if accel_mps2 > 0.0 else -1 if accel_mps2 < 0.0 else 0
+        if direction > 0 and self._gear.direction <= 0:
+            self._gear = Gear.HIGH
+        elif direction < 0 and self._gear is not Gear.REVERSE:
+            self._gear = Gear.REVERSE
+        self._shift_to = None
+        self._gear_driver = self._gear
+        throttle, brake = self._powertrain.pedals(gear=self._gear, accel_mps2=accel_mps2, speed_mps=speed_mps)
+        self._throttle_input = self._throttle_out = throttle * 100.0
+        self._brake_input = self._brake_out = brake * self._p.brake_max_bar
+        self._throttle_demand = self._brake_demand = 0.0
+        self._throttle_type = self._brake_type = 0
+        self._vel_ref = speed_mps
+        self._accel_ref = 0.0
+        self._integral = 0.0
+
+    # ---- the report ----------------------------------------------------------------------------
+
+    def _flags(self) -> int:
+        flags = ReportFlags(0)
+        ulc_drives = self._ulc_drives()
+        bits = (
+            (self._enabled, ReportFlags.DBW_ENABLED),
+            (self._controls(self._steering), ReportFlags.STEERING_ENABLED),
+            (self._controls(self._throttle) or ulc_drives, ReportFlags.THROTTLE_ENABLED),
+            (self._controls(self._brake) or ulc_drives, ReportFlags.BRAKE_ENABLED),
+            (self._ulc_controls(), ReportFlags.ULC_ENABLED),
+            (self._steering.timed_out, ReportFlags.STEERING_TIMEOUT),
+            (self._throttle.timed_out, ReportFlags.THROTTLE_TIMEOUT),
+            (self._brake.timed_out, ReportFlags.BRAKE_TIMEOUT),
+            (self._ulc.timed_out, ReportFlags.ULC_TIMEOUT),
+            (self._overrides[DbwTarget.STEERING].active, ReportFlags.STEERING_OVERRIDE),
+            (self._overrides[DbwTarget.THROTTLE].active, ReportFlags.THROTTLE_OVERRIDE),
+            (self._overrides[DbwTarget.BRAKE].active, ReportFlags.BRAKE_OVERRIDE),
+            (self._overrides[DbwTarget.GEAR].active, ReportFlags.GEAR_OVERRIDE),
+            (self._latched, ReportFlags.OVERRIDE_LATCHED),
+            (bool(self._ulc.flags & COMMAND_FLAG_COAST_DECEL), ReportFlags.ULC_COAST_DECEL),
+        )
+        for on, bit in bits:
+            if on:
+                flags |= bit
+        return int(flags)
+
+    def report(self, *, step: int, speed_mps: float, accel_mps2: float) -> DbwReport:
+        """The report line of the current state, as made by physics step ``step``.
+
+        ``speed_mps`` and ``accel_mps2`` are the vehicle's measured signed speed and longitudinal
+        acceleration at the end of that step. The steering cmd and cmd_type and the ULC cmd_type are
+        those of the last command; the throttle and brake cmd are the by-wire demand now (0 without).
+        vel_ref is the measured speed unless the ULC follows a speed command; accel_ref is 0 unless
+        the ULC drives.
+        """
+        to_pct = 100.0 / self._p.brake_max_bar
+        tracking = self._ulc_drives() and self._ulc.cmd_type == UlcCmdType.VELOCITY
+        return DbwReport(
+            step=step,
+            stamp_ns=step_stamp_ns(step),
+            flags=self._flags(),
+            steering_wheel_angle_deg=self._swa,
+            steering_cmd=self._steering.cmd,
+            steering_cmd_type=self._steering.cmd_type,
+            throttle_input_pct=self._throttle_input,
+            throttle_cmd_pct=self._throttle_demand,
+            throttle_output_pct=self._throttle_out,
+            throttle_cmd_type=self._throttle_type,
+            brake_input_bar=self._brake_input,
+            brake_cmd_bar=self._brake_demand,
+            brake_output_bar=self._brake_out,
+            brake_input_pct=self._brake_input * to_pct,
+            brake_cmd_pct=self._brake_demand * to_pct,
+            brake_output_pct=self._brake_out * to_pct,
+            brake_cmd_type=self._brake_type,
+            gear=int(self._gear),
+            gear_cmd=int(self._gear_cmd),
+            gear_driver=int(self._gear_driver),
+            ulc_cmd_type=self._ulc.cmd_type,
+            vel_ref_mps=self._vel_ref if tracking else speed_mps,
+            vel_meas_mps=speed_mps,
+            accel_ref_mps2=self._accel_ref if self._ulc_drives() else 0.0,
+            accel_meas_mps2=accel_mps2,
+            speed_brake_mps=speed_mps,
+            speed_propulsion_mps=speed_mps,
+        )

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from acres_interfaces.msg import Episode
 from ds_dbw_msgs.msg import (
     GearCmd,
     GearReport,
@@ -21,6 +22,7 @@ from ds_dbw_msgs.msg import (
     UlcCmd,
     UlcReport,
 )
+from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rclpy.duration import Duration
 from std_msgs.msg import Bool, Empty
@@ -30,7 +32,7 @@ from acres_bridge.wire import DbwCommand, DbwTarget
 from acres_bridge.wire.dbw import COMMAND_FLAG_ENABLE
 from acres_sim.world import World
 
-from .conftest import START_UTC, Processes, Ros, free_port
+from .conftest import LATCHED, START_UTC, Processes, Ros, free_port
 
 pytestmark = pytest.mark.integration
 
@@ -210,3 +212,48 @@ def test_a_command_before_a_step_request_applies_from_its_first_step(driven: Dri
 
 def _stamp_ns(message: Any) -> int:
     return int(message.header.stamp.sec) * 1_000_000_000 + int(message.header.stamp.nanosec)
+
+
+def test_sim_reset_moves_the_vehicle_once_the_ins_has_a_position(driven: Driver, ros: Ros) -> None:
+    odom = ros.collect(Odometry, "/vehicle/odom", 5000)
+    truth = ros.collect(Odometry, "/sim/ground_truth/odom", 5000)
+    episodes = ros.collect(Episode, "/sim/episode", LATCHED)
+    reset = ros.node.create_publisher(
+        PoseStamped, "/sim/reset", PROFILES.topic("polaris", "/sim/reset").qos.to_rclpy()
+    )
+    ros.wait_until(lambda: reset.get_subscription_count() > 0, "the bridge on /sim/reset")
+    ros.wait_until(lambda: episodes, "the first episode")
+
+    def pose(x: float, y: float) -> PoseStamped:
+        message = PoseStamped()
+        message.header.frame_id = "utm"
+        message.pose.position.x, message.pose.position.y = x, y
+        message.pose.orientation.z, message.pose.orientation.w = math.sin(math.pi / 4), math.cos(math.pi / 4)
+        return message
+
+    # Before the first sample with a position (the first 0.25 s): ignored.
+    reset.publish(pose(500438.1, 4479970.0))
+    assert reset.wait_for_all_acked(Duration(seconds=10))
+    ros.step(60)
+    ros.wait_until(lambda: truth, "the ground truth")
+    ros.spin_for(0.2)
+    assert episodes[-1].reset_epoch == 0
+    start = truth[-1].pose.pose.position
+    assert math.hypot(start.x - 500438.1, start.y - 4479970.0) > 5.0
+    # After it: the vehicle goes there, at rest, heading north, in a new episode.
+    reset.publish(pose(500438.1, 4479970.0))
+    assert reset.wait_for_all_acked(Duration(seconds=10))
+    ros.step(1)
+    ros.wait_until(lambda: episodes[-1].reset_epoch == 1, "the reset's new episode")
+    ros.step(12)
+    ros.spin_for(0.2)
+    moved = truth[-1]
+    assert moved.pose.pose.position.x == pytest.approx(500438.1, abs=1e-6)
+    assert moved.pose.pose.position.y == pytest.approx(4479970.0, abs=1e-6)
+    assert moved.twist.twist.linear.x == pytest.approx(0.0, abs=1e-9)
+    q = moved.pose.pose.orientation
+    assert math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z)) == pytest.approx(
+        math.pi / 2
+    )
+    reported = odom[-1].pose.pose.position  # what /vehicle/odom then reports: within the INS error
+    assert math.hypot(reported.x - 500438.1, reported.y - 4479970.0) < 1.0

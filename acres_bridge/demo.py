@@ -23,10 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import socket
-import subprocess
 import sys
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -42,8 +39,15 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.signals import SignalHandlerOptions
 
-from acres_bridge.errors import AcresBridgeError
+from acres_bridge.errors import AcresBridgeError, ProcessFailedError
 from acres_bridge.msg_profiles import Direction, MsgProfiles, RateKind, TopicSpec, load_profiles
+from acres_bridge.processes import (
+    SIMULATOR_READY_LINE,
+    ChildProcess,
+    bridge_command,
+    free_port,
+    simulator_command,
+)
 from acres_bridge.topics_cli import format_rate, format_table, resolve_name
 
 __all__ = [
@@ -79,7 +83,6 @@ DISCOVERY_SETTLE_S = 1.0  # after the first /clock, the bridge's publishers are 
 REDRAW_INTERVAL_S = 1.0
 LOG_INTERVAL_S = 5.0  # table interval when stdout is not a terminal
 STOP_TIMEOUT_S = 10.0  # wait after SIGINT before a child is killed
-OUTPUT_TAIL = 30  # lines of a child's output kept for the message when it dies
 
 NS_PER_S = 1_000_000_000
 NOT_PUBLISHED = "not published by this session"
@@ -92,8 +95,9 @@ EPISODE_STATES = {0: "stopped", 1: "playing", 2: "paused"}
 
 
 class DemoError(AcresBridgeError):
-    """Raised when the demo cannot go on: a child process died early, the simulator never said
-    it listens, or /clock did not arrive in time. The message names the process and its output."""
+    """Raised when the demo cannot go on: the simulator never said it listens, or /clock did not
+    arrive in time. The message names the process and its output. (A child that dies early raises
+    ProcessFailedError.)"""
 
 
 class Status(Enum):
@@ -289,79 +293,6 @@ class _Monitor(Node):
         return format_table(rows, HEADER)
 
 
-@dataclass
-class Child:
-    """A child process whose output is kept, the last OUTPUT_TAIL lines of it."""
-
-    name: str
-    popen: subprocess.Popen[str]
-    lines: deque[str] = field(default_factory=lambda: deque(maxlen=OUTPUT_TAIL))
-    ready: threading.Event = field(default_factory=threading.Event)
-    ready_text: str | None = None
-
-    def __post_init__(self) -> None:
-        threading.Thread(target=self._collect, name=f"{self.name} output", daemon=True).start()
-
-    def _collect(self) -> None:
-        assert self.popen.stdout is not None
-        for line in self.popen.stdout:
-            self.lines.append(line.rstrip("\n"))
-            if self.ready_text is not None and self.ready_text in line:
-                self.ready.set()
-
-    def check_alive(self) -> None:
-        code = self.popen.poll()
-        if code is None:
-            return
-        how = f"was ended by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
-        raise DemoError(f"{self.name} {how} before the demo's end{self.tail()}")
-
-    def tail(self) -> str:
-        time.sleep(0.1)  # let the reader thread take the last lines
-        if not self.lines:
-            return "; it printed nothing"
-        return "; its last output:\n" + "\n".join(f"  {line}" for line in self.lines)
-
-    def stop(self) -> int:
-        """SIGINT, then SIGKILL after STOP_TIMEOUT_S; the exit status."""
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGINT)
-            try:
-                self.popen.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                print(f"acres_demo: {self.name} ignored SIGINT for {STOP_TIMEOUT_S:g} s; killing it")
-                self.popen.kill()
-                self.popen.wait()
-        return self.popen.returncode
-
-
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
-def _start(name: str, args: list[str], *, ready_text: str | None = None) -> Child:
-    popen = subprocess.Popen(
-        [sys.executable, "-m", *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=_child_env(),
-        start_new_session=True,  # Ctrl-C reaches the demo alone, which stops the children in order
-    )
-    return Child(name, popen, ready_text=ready_text)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @dataclass(frozen=True, kw_only=True)
 class DemoOptions:
     """The demo's settings, validated by the argument parser."""
@@ -411,8 +342,8 @@ class _Demo:
         self.out = out
         self.stop = _Stop()
         self.display = _Display(out)
-        self.children: list[Child] = []
-        self.bridge: Child | None = None
+        self.children: list[ChildProcess] = []
+        self.bridge: ChildProcess | None = None
         self.context = Context()
         rclpy.init(args=[], context=self.context, signal_handler_options=SignalHandlerOptions.NO)
         self.monitor = _Monitor(watch_list(load_profiles(), options.vehicle), context=self.context)
@@ -441,40 +372,32 @@ class _Demo:
         """The simulator, and once it listens the bridge (unless a stop came first)."""
         options = self.options
         self.say(f"starting the simulator ({options.vehicle}, port {options.port}, seed {options.seed})")
-        simulator = _start(
+        simulator = ChildProcess.start(
             "the simulator",
-            [
-                "acres_sim.cli",
-                "--port",
-                str(options.port),
-                "--seed",
-                str(options.seed),
-                "--vehicle",
-                options.vehicle,
-            ],
-            ready_text="listening on",
+            simulator_command(
+                options.port, seed=options.seed, lockstep=False, extra=("--vehicle", options.vehicle)
+            ),
         )
         self.children.append(simulator)
-        while not simulator.ready.wait(0.05):
-            simulator.check_alive()
-            if self.stop.requested is not None:
-                return
-            if self.elapsed_s() > READY_TIMEOUT_S:
-                raise DemoError(
-                    f"the simulator did not say it listens within {READY_TIMEOUT_S:g} s{simulator.tail()}"
-                )
+        try:
+            ready = simulator.wait_for_line(
+                SIMULATOR_READY_LINE, READY_TIMEOUT_S, cancelled=lambda: self.stop.requested is not None
+            )
+        except ProcessFailedError as error:
+            if error.returncode is not None:
+                raise
+            tail = ProcessFailedError.describe_output(error.output)
+            raise DemoError(
+                f"the simulator did not say it listens within {READY_TIMEOUT_S:g} s{tail}"
+            ) from None
+        if not ready:
+            return
         self.say("the simulator listens; starting the bridge")
-        self.bridge = _start(
-            "the bridge",
-            [
-                *("acres_bridge.sim_bridge", "--ros-args"),
-                *("-p", f"control_port:={options.port}", "-p", f"vehicle:={options.vehicle}"),
-            ],
-        )
+        self.bridge = ChildProcess.start("the bridge", bridge_command(options.port, vehicle=options.vehicle))
         self.children.append(self.bridge)
 
     def spin_until(self, deadline_s: float) -> None:
-        """Take messages until deadline_s of the run or a stop; raise DemoError when a child dies."""
+        """Take messages until deadline_s of the run or a stop; ProcessFailedError when a child dies."""
         while self.stop.requested is None and self.elapsed_s() < deadline_s:
             self.executor.spin_once(timeout_sec=min(0.1, max(0.0, deadline_s - self.elapsed_s())))
             for child in self.children:
@@ -488,7 +411,7 @@ class _Demo:
         while self.stop.requested is None and self.elapsed_s() < end_s:
             self.spin_until(min(next_show_s, end_s))
             if self.monitor.first_clock_ns is None and self.elapsed_s() > clock_deadline_s:
-                tail = self.bridge.tail() if self.bridge is not None else ""
+                tail = "" if self.bridge is None else ProcessFailedError.describe_output(self.bridge.tail())
                 raise DemoError(f"no /clock within {CLOCK_TIMEOUT_S:g} s of the bridge's start{tail}")
             if self.stop.requested is None and next_show_s <= self.elapsed_s() < end_s:
                 self.display.show(self.screen())
@@ -498,7 +421,7 @@ class _Demo:
     def close(self) -> None:
         """Stop the bridge, then the simulator; then the monitor node."""
         for child in reversed(self.children):
-            child.stop()
+            child.stop(STOP_TIMEOUT_S, report=self.say)
         self.executor.shutdown()
         self.monitor.destroy_node()
         self.context.try_shutdown()
@@ -510,15 +433,23 @@ def run(options: DemoOptions, out: TextIO = sys.stdout) -> int:
     try:
         demo.start_children()
         reason = demo.watch()
-    except DemoError as error:
+    except (DemoError, ProcessFailedError) as error:
         demo.display.show(demo.screen(), final=True)
-        print(f"acres_demo: {error}", file=sys.stderr, flush=True)
+        print(f"acres_demo: {_reason(error)}", file=sys.stderr, flush=True)
         demo.close()
         return 1
     demo.display.show(demo.screen(), final=True)
     demo.say(f"{reason}; stopping the bridge and the simulator")
     demo.close()
     return 0
+
+
+def _reason(error: AcresBridgeError) -> str:
+    """Why the demo stops early; a child's end is said to come before the demo's."""
+    if isinstance(error, ProcessFailedError) and error.returncode is not None:
+        tail = ProcessFailedError.describe_output(error.output)
+        return f"{error.process} {error.problem} before the demo's end{tail}"
+    return str(error)
 
 
 def _seconds(text: str) -> float:

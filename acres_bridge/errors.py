@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["AcresBridgeError", "ComponentError", "ProfileError"]
+from collections.abc import Sequence
+
+__all__ = ["AcresBridgeError", "ComponentError", "ProcessFailedError", "ProfileError"]
 
 
 class AcresBridgeError(Exception):
@@ -33,3 +35,27 @@ class ComponentError(AcresBridgeError):
     The message names the plugin (``package::ClassName``) or the unique id concerned and the reason;
     for an unknown plugin it lists what is registered.
     """
+
+
+class ProcessFailedError(AcresBridgeError):
+    """Raised when a child process ended before it should have, or did not print an awaited line in time.
+
+    The message names the process, what went wrong and the last lines of its output. ``returncode``
+    is the exit status when the process has ended (negative: the signal that ended it), else None.
+    """
+
+    def __init__(
+        self, process: str, problem: str, output: Sequence[str] = (), *, returncode: int | None = None
+    ) -> None:
+        super().__init__(f"{process} {problem}{self.describe_output(output)}")
+        self.process = process
+        self.problem = problem
+        self.output = tuple(output)
+        self.returncode = returncode
+
+    @staticmethod
+    def describe_output(output: Sequence[str]) -> str:
+        """The end of a message about a process: its output lines, indented, or that there were none."""
+        if not output:
+            return "; it printed nothing"
+        return "; its last output:\n" + "\n".join(f"  {line}" for line in output)

@@ -22,7 +22,8 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu
 
 from acres_bridge.msg_profiles import load_profiles
-from bench._processes import BRIDGE_SUBSYSTEMS, Children, free_port
+from acres_bridge.processes import SIMULATOR_READY_LINE, free_port
+from bench._processes import BRIDGE_SUBSYSTEMS, START_TIMEOUT_S, Children
 from bench._ros import BenchNode
 from bench._stats import median, percentile, spread
 from bench.core import Benchmark, Outcome, Row, Settings
@@ -103,7 +104,7 @@ def _measure(plan: _Plan) -> tuple[list[_Window], dict[str, dict[int, int]]]:
             "acres_sim (paced, logging)",
             [sys.executable, "-m", "bench._paced_sim", "--port", str(port), "--log", str(log)],
         )
-        simulator.wait_for_line("listening on")
+        simulator.wait_for_line(SIMULATOR_READY_LINE, START_TIMEOUT_S)
         bridge = started.bridge(port)
         receipts = _Receipts()
         windows: list[_Window] = []
@@ -134,7 +135,7 @@ def _measure(plan: _Plan) -> tuple[list[_Window], dict[str, dict[int, int]]]:
                 windows.append(_Window(receipts=receipts.take(), bridge_cpu_s=cpu, wall_s=wall))
         bridge.stop()
         if simulator.stop() != 0 or not log.exists():
-            raise BenchError(f"the paced simulator wrote no send log; its output:\n{simulator.tail()}")
+            raise BenchError(f"the paced simulator wrote no send log; its output:\n{simulator.text_tail()}")
         return windows, _read_sent(log)
 
 

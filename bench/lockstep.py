@@ -19,7 +19,8 @@ from functools import partial
 from simulation_interfaces.msg import Result, SimulationState
 from simulation_interfaces.srv import GetSimulationState, StepSimulation
 
-from bench._processes import BRIDGE_SUBSYSTEMS, Child, Children, cpu_seconds, free_port
+from acres_bridge.processes import free_port
+from bench._processes import BRIDGE_SUBSYSTEMS, Child, Children, cpu_seconds
 from bench._raw_client import RawClient
 from bench._ros import BenchNode
 from bench._stats import median, spread

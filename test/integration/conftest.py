@@ -6,16 +6,9 @@ Every process is ended at teardown, also when the test fails; every wait is boun
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -26,94 +19,46 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from simulation_interfaces.srv import StepSimulation
 
+from acres_bridge.errors import ProcessFailedError
+from acres_bridge.processes import (
+    SIMULATOR_READY_LINE,
+    ChildProcess,
+    bridge_command,
+    free_port,
+    simulator_command,
+)
+
+__all__ = ["LATCHED", "START_UTC", "TIMEOUT_S", "Processes", "Ros", "free_port", "wait_for_line"]
+
 TIMEOUT_S = 30.0
 START_UTC = "20261002T072309"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
-@dataclass
-class Process:
-    """A child process whose output is collected in the background."""
-
-    name: str
-    popen: subprocess.Popen[str]
-    lines: list[str] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        threading.Thread(target=self._collect, daemon=True).start()
-
-    def _collect(self) -> None:
-        assert self.popen.stdout is not None
-        for line in self.popen.stdout:
-            self.lines.append(line.rstrip("\n"))
-
-    @property
-    def output(self) -> str:
-        return "\n".join(self.lines)
-
-    def wait_for_line(self, text: str, timeout_s: float = TIMEOUT_S) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not any(text in line for line in self.lines):
-            if self.popen.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"{self.name} did not print {text!r}; its output:\n{self.output}")
-            time.sleep(0.02)
-
-    def stop(self, timeout_s: float = 10.0) -> int:
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGINT)
-            try:
-                self.popen.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait(timeout_s)
-        return self.popen.returncode
-
-
-def start_process(name: str, args: list[str]) -> Process:
-    popen = subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(), start_new_session=True
-    )
-    return Process(name, popen)
+def wait_for_line(process: ChildProcess, text: str, timeout_s: float = TIMEOUT_S) -> None:
+    """Wait until the process prints a line with `text`; fail the test when it ends or time is up."""
+    try:
+        process.wait_for_line(text, timeout_s)
+    except ProcessFailedError as error:
+        pytest.fail(str(error))
 
 
 class Processes:
-    """Starts the simulator and the bridge; stops every one of them at teardown."""
+    """Starts the simulator, the bridge and scripts; stops every one of them at teardown."""
 
     def __init__(self) -> None:
-        self.started: list[Process] = []
+        self.started: list[ChildProcess] = []
 
-    def simulator(self, port: int, *extra: str, seed: int = 42, lockstep: bool = True) -> Process:
-        args = [sys.executable, "-m", "acres_sim.cli", "--port", str(port), "--seed", str(seed)]
-        args += ["--start-utc", START_UTC, *(["--lockstep"] if lockstep else []), *extra]
-        process = start_process("acres_sim", args)
-        self.started.append(process)
-        process.wait_for_line("listening on")
+    def simulator(self, port: int, *extra: str, seed: int = 42, lockstep: bool = True) -> ChildProcess:
+        args = simulator_command(port, seed=seed, lockstep=lockstep, start_utc=START_UTC, extra=extra)
+        process = self.script("acres_sim", args)
+        wait_for_line(process, SIMULATOR_READY_LINE)
         return process
 
-    def bridge(self, port: int, **parameters: Any) -> Process:
-        args = [sys.executable, "-m", "acres_bridge.sim_bridge", "--ros-args", "-p", f"control_port:={port}"]
-        for name, value in parameters.items():
-            text = str(value).lower() if isinstance(value, bool) else str(value)
-            args += ["-p", f"{name}:={text}"]
-        process = start_process("sim_bridge", args)
-        self.started.append(process)
-        return process
+    def bridge(self, port: int, **parameters: bool | int | float | str) -> ChildProcess:
+        return self.script("sim_bridge", bridge_command(port, **parameters))
 
-    def script(self, name: str, args: list[str]) -> Process:
-        process = start_process(name, args)
+    def script(self, name: str, args: list[str]) -> ChildProcess:
+        process = ChildProcess.start(name, args)
         self.started.append(process)
         return process
 

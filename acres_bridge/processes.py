@@ -1,0 +1,207 @@
+"""Child processes: the reference simulator, the bridge and helper scripts, as the demo, the
+benchmarks and the integration tests run them.
+
+Each child runs in a session of its own, so a Ctrl-C at the terminal reaches only the parent, which
+then stops its children in order. Its stdout and stderr are collected line by line in a background
+thread. DDS discovery of every child stays on this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from itertools import islice
+from typing import Self
+
+from acres_bridge.errors import ProcessFailedError
+
+__all__ = [
+    "MAX_LINES",
+    "SIMULATOR_READY_LINE",
+    "STOP_TIMEOUT_S",
+    "TAIL_LINES",
+    "ChildProcess",
+    "bridge_command",
+    "describe_exit",
+    "free_port",
+    "localhost_environment",
+    "simulator_command",
+]
+
+SIMULATOR_READY_LINE = "listening on"  # the simulator prints it once it accepts connections
+STOP_TIMEOUT_S = 10.0  # wait after SIGINT before a child is killed
+TAIL_LINES = 30  # lines of output an error about a child shows
+MAX_LINES = 10_000  # lines of output kept per child; older ones are dropped
+_DRAIN_TIMEOUT_S = 1.0  # wait for the output of an ended child to be read to its end
+_POLL_S = 0.05
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def localhost_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a child: `base` (default this process's), with DDS discovery confined to
+    this machine and Python output unbuffered, so lines arrive as they are printed."""
+    env = dict(os.environ if base is None else base)
+    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def simulator_command(
+    port: int, *, seed: int, lockstep: bool, start_utc: str | None = None, extra: Sequence[str] = ()
+) -> list[str]:
+    """The command line of the reference simulator (`python -m acres_sim.cli`) listening on `port`."""
+    args = [sys.executable, "-m", "acres_sim.cli", "--port", str(port), "--seed", str(seed)]
+    if start_utc is not None:
+        args += ["--start-utc", start_utc]
+    if lockstep:
+        args.append("--lockstep")
+    return [*args, *extra]
+
+
+def bridge_command(port: int, **parameters: bool | int | float | str) -> list[str]:
+    """The command line of the bridge (`python -m acres_bridge.sim_bridge`) connecting to the simulator
+    at `port`, with each keyword as a ROS parameter (booleans as true/false)."""
+    args = [sys.executable, "-m", "acres_bridge.sim_bridge", "--ros-args", "-p", f"control_port:={port}"]
+    for name, value in parameters.items():
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        args += ["-p", f"{name}:={text}"]
+    return args
+
+
+def describe_exit(returncode: int) -> str:
+    """How a process ended: 'exited with status N' or 'was ended by SIGNAME'."""
+    if returncode >= 0:
+        return f"exited with status {returncode}"
+    try:
+        return f"was ended by {signal.Signals(-returncode).name}"
+    except ValueError:
+        return f"was ended by signal {-returncode}"
+
+
+class ChildProcess:
+    """A child process whose output (stdout and stderr together) is collected line by line."""
+
+    def __init__(self, name: str, popen: subprocess.Popen[str]) -> None:
+        self.name = name
+        self.popen = popen
+        self._lines: deque[str] = deque(maxlen=MAX_LINES)
+        self._count = 0  # lines read so far, dropped ones included
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._collect, name=f"output of {name}", daemon=True)
+        self._reader.start()
+
+    @classmethod
+    def start(cls, name: str, args: Sequence[str], *, env: Mapping[str, str] | None = None) -> Self:
+        """Start `args` in a session of its own, in `env` (default: localhost_environment())."""
+        popen = subprocess.Popen(
+            list(args),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            env=localhost_environment() if env is None else dict(env),
+            start_new_session=True,
+        )
+        return cls(name, popen)
+
+    def _collect(self) -> None:
+        stdout = self.popen.stdout
+        assert stdout is not None
+        with stdout:
+            for line in stdout:
+                with self._changed:
+                    self._lines.append(line.rstrip("\n"))
+                    self._count += 1
+                    self._changed.notify_all()
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    @property
+    def lines(self) -> list[str]:
+        """The output so far (at most MAX_LINES, the newest), one string per line."""
+        with self._changed:
+            return list(self._lines)
+
+    @property
+    def output(self) -> str:
+        """The output so far as one text."""
+        return "\n".join(self.lines)
+
+    def tail(self, lines: int = TAIL_LINES) -> list[str]:
+        """The last `lines` lines of output."""
+        with self._changed:
+            return list(islice(self._lines, max(0, len(self._lines) - lines), None))
+
+    def check_alive(self) -> None:
+        """Raise ProcessFailedError, with the tail of the output, when the process has ended."""
+        code = self.popen.poll()
+        if code is None:
+            return
+        self._reader.join(_DRAIN_TIMEOUT_S)
+        raise ProcessFailedError(self.name, describe_exit(code), self.tail(), returncode=code)
+
+    def wait_for_line(
+        self, text: str, timeout_s: float, *, cancelled: Callable[[], object] | None = None
+    ) -> bool:
+        """Wait until a line of output contains `text`: True. False when `cancelled()` turns true
+        first; ProcessFailedError when the process ends without printing it or timeout_s passes."""
+        deadline = time.monotonic() + timeout_s
+        checked = 0
+        while True:
+            found, checked = self._scan(text, checked)
+            if found:
+                return True
+            if self.popen.poll() is not None:
+                self._reader.join(_DRAIN_TIMEOUT_S)
+                found, checked = self._scan(text, checked)
+                if found:
+                    return True
+                self.check_alive()
+            if cancelled is not None and cancelled():
+                return False
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ProcessFailedError(
+                    self.name, f"did not print {text!r} within {timeout_s:g} s", self.tail()
+                )
+            with self._changed:
+                if self._count == checked:
+                    self._changed.wait(min(left, _POLL_S))
+
+    def _scan(self, text: str, checked: int) -> tuple[bool, int]:
+        """Whether a line read after the first `checked` contains `text`; the count of lines read."""
+        with self._changed:
+            fresh = min(self._count - checked, len(self._lines))
+            return any(text in line for line in islice(reversed(self._lines), fresh)), self._count
+
+    def stop(self, timeout_s: float = STOP_TIMEOUT_S, *, report: Callable[[str], None] | None = None) -> int:
+        """SIGINT, then SIGKILL if the process has not ended within timeout_s (said to `report` first);
+        the exit status, negative for the signal that ended it."""
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGINT)
+            try:
+                self.popen.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                if report is not None:
+                    report(f"{self.name} ignored SIGINT for {timeout_s:g} s; killing it")
+                self.popen.kill()
+                self.popen.wait(timeout_s)
+        self._reader.join(_DRAIN_TIMEOUT_S)
+        return self.popen.returncode

@@ -1,0 +1,138 @@
+"""ChildProcess starts a child, collects its output, waits for a line, reports an early end and stops it."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from acres_bridge.errors import ProcessFailedError
+from acres_bridge.processes import (
+    ChildProcess,
+    bridge_command,
+    describe_exit,
+    free_port,
+    localhost_environment,
+    simulator_command,
+)
+
+
+def python(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+@pytest.fixture
+def started() -> Iterator[list[ChildProcess]]:
+    children: list[ChildProcess] = []
+    yield children
+    for child in children:
+        child.stop(timeout_s=2.0)
+
+
+def start(started: list[ChildProcess], name: str, code: str) -> ChildProcess:
+    child = ChildProcess.start(name, python(code))
+    started.append(child)
+    return child
+
+
+SERVER = "import time; print('starting'); print('ready at 5'); time.sleep(60)"
+
+
+def test_wait_for_line_returns_once_the_line_is_printed(started: list[ChildProcess]) -> None:
+    child = start(started, "server", SERVER)
+    assert child.wait_for_line("ready", timeout_s=10.0)
+    assert child.lines[:2] == ["starting", "ready at 5"]
+    child.check_alive()
+
+
+def test_wait_for_line_times_out_with_the_output(started: list[ChildProcess]) -> None:
+    child = start(started, "server", SERVER)
+    with pytest.raises(ProcessFailedError) as raised:
+        child.wait_for_line("never", timeout_s=0.5)
+    assert raised.value.returncode is None
+    assert str(raised.value).startswith("server did not print 'never' within 0.5 s; its last output:")
+    assert raised.value.output == ("starting", "ready at 5")
+
+
+def test_wait_for_line_gives_up_when_cancelled(started: list[ChildProcess]) -> None:
+    child = start(started, "server", SERVER)
+    assert not child.wait_for_line("never", timeout_s=10.0, cancelled=lambda: True)
+
+
+def test_stop_returns_the_exit_status(started: list[ChildProcess]) -> None:
+    code = (
+        "import sys, time\ntry:\n    print('up'); time.sleep(60)\nexcept KeyboardInterrupt:\n    sys.exit(3)"
+    )
+    child = start(started, "polite", code)
+    child.wait_for_line("up", timeout_s=10.0)
+    assert child.stop(timeout_s=10.0) == 3
+
+
+def test_stop_kills_a_child_that_ignores_sigint(started: list[ChildProcess]) -> None:
+    code = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); print('up'); time.sleep(60)"
+    child = start(started, "stubborn", code)
+    child.wait_for_line("up", timeout_s=10.0)
+    reports: list[str] = []
+    assert child.stop(timeout_s=0.5, report=reports.append) == -signal.SIGKILL
+    assert reports == ["stubborn ignored SIGINT for 0.5 s; killing it"]
+
+
+def test_a_child_that_dies_early_is_reported_with_its_output(started: list[ChildProcess]) -> None:
+    child = start(
+        started, "crasher", "import sys; print('loading'); print('boom', file=sys.stderr); sys.exit(2)"
+    )
+    with pytest.raises(ProcessFailedError) as raised:
+        child.wait_for_line("ready", timeout_s=10.0)
+    error = raised.value
+    assert (error.process, error.returncode) == ("crasher", 2)
+    assert str(error) == "crasher exited with status 2; its last output:\n  loading\n  boom"
+    with pytest.raises(ProcessFailedError, match="crasher exited with status 2"):
+        child.check_alive()
+    assert child.stop() == 2
+
+
+def test_a_line_printed_just_before_the_end_still_counts(started: list[ChildProcess]) -> None:
+    child = start(started, "brief", "print('done')")
+    deadline = time.monotonic() + 10.0
+    while child.popen.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert child.wait_for_line("done", timeout_s=1.0)
+
+
+def test_a_silent_child_is_reported_as_such(started: list[ChildProcess]) -> None:
+    child = start(started, "mute", "raise SystemExit(1)")
+    child.popen.wait(10.0)
+    with pytest.raises(ProcessFailedError) as raised:
+        child.check_alive()
+    assert str(raised.value) == "mute exited with status 1; it printed nothing"
+
+
+def test_describe_exit() -> None:
+    assert describe_exit(0) == "exited with status 0"
+    assert describe_exit(-signal.SIGTERM) == "was ended by SIGTERM"
+
+
+def test_environment_keeps_dds_on_localhost() -> None:
+    env = localhost_environment({"ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET", "HOME": "/home/x"})
+    assert env == {"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST", "PYTHONUNBUFFERED": "1", "HOME": "/home/x"}
+
+
+def test_free_port_is_a_tcp_port() -> None:
+    assert 0 < free_port() < 65536
+
+
+def test_command_lines() -> None:
+    assert simulator_command(47100, seed=7, lockstep=True, start_utc="20261002T072309", extra=("-v",)) == [
+        sys.executable,
+        *("-m", "acres_sim.cli", "--port", "47100", "--seed", "7"),
+        *("--start-utc", "20261002T072309", "--lockstep", "-v"),
+    ]
+    assert simulator_command(1, seed=0, lockstep=False)[3:] == ["--port", "1", "--seed", "0"]
+    assert bridge_command(47100, vehicle="maxxum", ins=False, rate=2.5) == [
+        sys.executable,
+        *("-m", "acres_bridge.sim_bridge", "--ros-args", "-p", "control_port:=47100"),
+        *("-p", "vehicle:=maxxum", "-p", "ins:=false", "-p", "rate:=2.5"),
+    ]

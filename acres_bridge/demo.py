@@ -21,6 +21,7 @@ ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST whatever the environment says.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -84,6 +85,9 @@ REDRAW_INTERVAL_S = 1.0
 LOG_INTERVAL_S = 5.0  # table interval when stdout is not a terminal
 STOP_TIMEOUT_S = 10.0  # wait after SIGINT before a child is killed
 
+DEMO_STATUS = "/Demo/status"
+# The Polaris's other nodes, as the lab runs them; the driver drives the built-in route.
+POLARIS_NODES = ("polaris_description", "dbw_demo_driver", "odom_path", "lab_stubs")
 NS_PER_S = 1_000_000_000
 NOT_PUBLISHED = "not published by this session"
 SUBSCRIBED = "subscribed by the bridge"
@@ -167,6 +171,8 @@ def watch_list(profiles: MsgProfiles, vehicle: str) -> list[TopicWatch]:
     specs = list(profiles.table(vehicle))
     names = {spec.name for spec in specs}
     specs += [spec for spec in profiles.table("session") if spec.name not in names]
+    if vehicle == "polaris":  # the demo runs the Polaris's other nodes too
+        specs += [spec for spec in profiles.table("other_nodes") if spec.name not in names]
     published = [spec for spec in specs if spec.direction is Direction.PUBLISH]
     subscribed = [spec for spec in specs if spec.direction is Direction.SUBSCRIBE]
     return [TopicWatch(spec) for spec in published + subscribed]
@@ -211,6 +217,24 @@ def topic_row(watch: TopicWatch, graph: GraphView, now_ns: int) -> tuple[str, ..
     return (watch.name, spec.type_name, format_rate(spec), measured, str(watch.count), status)
 
 
+def driver_progress(status_json: str) -> str:
+    """One line of the demo driver's /Demo/status: where on the route, how fast, how far off."""
+    try:
+        status = json.loads(status_json)
+    except ValueError:
+        return "driver: (unreadable status)"
+    if not isinstance(status, dict) or status.get("state") != "driving":
+        return "driver: waiting for odometry"
+    try:
+        return (
+            f"driver: route point {status['route_index']}/{status['route_size']}  "
+            f"speed {float(status['speed_mps']):.2f} m/s  curvature {float(status['curvature']):+.4f} 1/m  "
+            f"cross-track {float(status['cross_track_m']):.2f} m"
+        )
+    except (KeyError, TypeError, ValueError):
+        return "driver: (incomplete status)"
+
+
 def header_lines(
     *,
     vehicle: str,
@@ -219,6 +243,7 @@ def header_lines(
     elapsed_s: float,
     session: Session | None,
     sim_time_ns: int | None,
+    progress: str | None = None,
 ) -> list[str]:
     """The lines above the table: the demo's settings, the session, the sim time."""
     first = f"acres_demo: {vehicle}, port {port}, seed {seed}, running {elapsed_s:.1f} s"
@@ -230,7 +255,10 @@ def header_lines(
             f"state {session.state}"
         )
     sim_time = "(no /clock yet)" if sim_time_ns is None else f"{sim_time_ns / NS_PER_S:.3f} s"
-    return [first, f"{second}  |  sim time {sim_time}"]
+    lines = [first, f"{second}  |  sim time {sim_time}"]
+    if progress is not None:
+        lines.append(progress)
+    return lines
 
 
 class _Monitor(Node):
@@ -242,6 +270,7 @@ class _Monitor(Node):
         self.session: Session | None = None
         self.sim_time_ns: int | None = None
         self.first_clock_ns: int | None = None
+        self.progress: str | None = None
         for watch in watches:
             if watch.spec.direction is Direction.PUBLISH:
                 self._subscribe(watch)
@@ -255,7 +284,7 @@ class _Monitor(Node):
             return
         qos = spec.qos.to_rclpy() if spec.qos is not None else QoSProfile(depth=MIN_DEPTH)
         qos.depth = max(qos.depth, MIN_DEPTH)
-        decode = spec.name in ("/clock", "/sim/episode")
+        decode = spec.name in ("/clock", "/sim/episode", DEMO_STATUS)
         self.create_subscription(message_class, spec.ros_name, self._callback(watch), qos, raw=not decode)
 
     def _callback(self, watch: TopicWatch) -> Callable[[Any], None]:
@@ -266,6 +295,8 @@ class _Monitor(Node):
                 self.sim_time_ns = int(message.clock.sec) * NS_PER_S + int(message.clock.nanosec)
                 if self.first_clock_ns is None:
                     self.first_clock_ns = now_ns
+            elif watch.spec.name == DEMO_STATUS:
+                self.progress = driver_progress(str(message.data))
             elif watch.spec.name == "/sim/episode":
                 self.session = Session(
                     episode_id=str(message.episode_id),
@@ -365,6 +396,7 @@ class _Demo:
             elapsed_s=self.elapsed_s(),
             session=self.monitor.session,
             sim_time_ns=self.monitor.sim_time_ns,
+            progress=self.monitor.progress,
         )
         return "\n".join([*lines, "", self.monitor.table(time.monotonic_ns())])
 
@@ -395,6 +427,12 @@ class _Demo:
         self.say("the simulator listens; starting the bridge")
         self.bridge = ChildProcess.start("the bridge", bridge_command(options.port, vehicle=options.vehicle))
         self.children.append(self.bridge)
+        if options.vehicle == "polaris":
+            self.say(f"starting {', '.join(POLARIS_NODES)}: the demo driver takes the wheel")
+            for node in POLARIS_NODES:
+                self.children.append(
+                    ChildProcess.start(node, [sys.executable, "-m", f"acres_bridge.other.{node}"])
+                )
 
     def spin_until(self, deadline_s: float) -> None:
         """Take messages until deadline_s of the run or a stop; ProcessFailedError when a child dies."""

@@ -30,7 +30,7 @@ NS_PER_S = 1_000_000_000
 PROFILES = load_profiles(check_types=False)
 
 DEMO = Path(sys.executable).with_name("acres_demo")
-SECONDS = 6
+SECONDS = 8
 TIMEOUT_S = 40.0
 
 
@@ -84,7 +84,10 @@ def test_demo_exits_0(demo_run: Run) -> None:
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize(("topic", "expected_hz"), [("/clock", 120.0), ("/vehicle/odom", 100.0)])
+@pytest.mark.parametrize(
+    ("topic", "expected_hz"),
+    [("/clock", 120.0), ("/vehicle/odom", 100.0), ("/vehicle/ulc/report", 50.0), ("/Demo/status", 50.0)],
+)
 def test_periodic_topic_runs_at_its_rate(demo_run: Run, topic: str, expected_hz: float) -> None:
     row = demo_run.final_table()[topic]
     assert row["expected"] == f"{expected_hz:g} Hz"
@@ -95,7 +98,7 @@ def test_periodic_topic_runs_at_its_rate(demo_run: Run, topic: str, expected_hz:
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("topic", ["/lidar/points", "/tf_static"])
+@pytest.mark.parametrize("topic", ["/lidar/points", "/camera/image_raw"])
 def test_topic_without_publisher_is_reported(demo_run: Run, topic: str) -> None:
     row = demo_run.final_table()[topic]
     assert row["status"] == NOT_PUBLISHED, demo_run.output
@@ -107,6 +110,15 @@ def test_header_shows_the_session(demo_run: Run) -> None:
     header = demo_run.output.rsplit(FINAL_TITLE, 1)[1]
     assert "source unreal  map V03ACRE  state playing" in header
     assert "sim time (no /clock yet)" not in header
+
+
+@pytest.mark.integration
+def test_the_demo_driver_drives_the_route(demo_run: Run) -> None:
+    header = demo_run.output.rsplit(FINAL_TITLE, 1)[1]
+    progress = next(line for line in header.splitlines() if line.startswith("driver:"))
+    point = int(progress.split("route point ", 1)[1].split("/", 1)[0])
+    assert point > 0, progress  # it has left the route's first point
+    assert int(demo_run.final_table()["/tf_static"]["count"]) >= 1  # the description's sensor frames
 
 
 # ---- the parts without processes ----------------------------------------------------------------

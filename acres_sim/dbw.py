@@ -74,7 +74,6 @@ Who drives
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Final
@@ -86,6 +85,7 @@ from acres_bridge.wire.dbw import (
     COMMAND_FLAG_ENABLE_SHIFT,
     COMMAND_FLAG_ENABLE_SHIFT_PARK,
     COMMAND_FLAG_IGNORE,
+    COMMAND_RANGES,
     DbwCommand,
     DbwReport,
     DbwTarget,
@@ -153,31 +153,6 @@ class UlcCmdType(IntEnum):
 # The same ranges as the bridge's checks; cmd_type 0 (no command) carries cmd 0. Values beyond an
 # actuator's reach (a curvature tighter than the steering lock, a pressure above the brake's
 # maximum) are accepted and saturate.
-COMMAND_RANGES: Final[Mapping[DbwTarget, Mapping[int, tuple[float, float]]]] = {
-    DbwTarget.STEERING: {
-        SteeringCmdType.NONE: (0.0, 0.0),
-        SteeringCmdType.ANGLE: (-487.0, 487.0),  # steering-wheel deg
-        SteeringCmdType.CURVATURE: (-0.5, 0.5),  # 1/m
-        SteeringCmdType.YAW_RATE: (-8.5, 8.5),  # rad/s
-        SteeringCmdType.PERCENT: (-100.0, 100.0),
-    },
-    DbwTarget.THROTTLE: {
-        ThrottleCmdType.NONE: (0.0, 0.0),
-        ThrottleCmdType.PEDAL_RAW: (0.0, 100.0),
-        ThrottleCmdType.PERCENT: (0.0, 100.0),
-    },
-    DbwTarget.BRAKE: {
-        BrakeCmdType.NONE: (0.0, 0.0),
-        BrakeCmdType.PRESSURE: (0.0, 200.0),  # bar
-        BrakeCmdType.PERCENT: (0.0, 100.0),
-    },
-    DbwTarget.ULC: {
-        UlcCmdType.NONE: (0.0, 0.0),
-        UlcCmdType.VELOCITY: (-5.0, 18.0),  # m/s, negative in reverse
-        UlcCmdType.ACCEL: (-10.0, 5.0),  # m/s^2
-    },
-}
-
 OVERRIDE_SUBSYSTEMS: Final = (DbwTarget.STEERING, DbwTarget.THROTTLE, DbwTarget.BRAKE, DbwTarget.GEAR)
 _COMMAND_GEARS: Final = (Gear.PARK, Gear.REVERSE, Gear.NEUTRAL, Gear.HIGH, Gear.LOW)
 

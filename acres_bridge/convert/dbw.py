@@ -35,6 +35,8 @@ from acres_bridge.wire.dbw import (
     COMMAND_FLAG_ENABLE_SHIFT,
     COMMAND_FLAG_ENABLE_SHIFT_PARK,
     COMMAND_FLAG_IGNORE,
+    COMMAND_GEARS,
+    COMMAND_RANGES,
     DbwCommand,
     DbwReport,
     DbwTarget,
@@ -55,30 +57,10 @@ STEERING_LIMIT_DEG = 487.0
 STEERING_RATE_LIMIT_DEGPS = 1000.0
 ACTUATOR_TEMP_C = -40.0
 
-# What the simulator accepts, per command: cmd_type -> (lowest, highest) cmd in that type's unit.
-STEERING_RANGES = {
-    SteeringCmd.CMD_NONE: (0.0, 0.0),
-    SteeringCmd.CMD_ANGLE: (-STEERING_LIMIT_DEG, STEERING_LIMIT_DEG),  # steering-wheel deg
-    SteeringCmd.CMD_CURVATURE: (-0.5, 0.5),  # 1/m
-    SteeringCmd.CMD_YAW_RATE: (-8.5, 8.5),  # rad/s
-    SteeringCmd.CMD_PERCENT: (-100.0, 100.0),
-}
-THROTTLE_RANGES = {
-    ThrottleCmd.CMD_NONE: (0.0, 0.0),
-    ThrottleCmd.CMD_PEDAL_RAW: (0.0, 100.0),
-    ThrottleCmd.CMD_PERCENT: (0.0, 100.0),
-}
-BRAKE_RANGES = {
-    BrakeCmd.CMD_NONE: (0.0, 0.0),
-    BrakeCmd.CMD_PRESSURE: (0.0, 200.0),  # bar
-    BrakeCmd.CMD_PERCENT: (0.0, 100.0),
-}
-ULC_RANGES = {
-    UlcCmd.CMD_NONE: (0.0, 0.0),
-    UlcCmd.CMD_VELOCITY: (-5.0, 18.0),  # m/s; negative in reverse
-    UlcCmd.CMD_ACCEL: (-10.0, 5.0),  # m/s^2
-}
-GEARS = (1, 2, 3, 4, 5)  # P R N H L (ds_dbw_msgs calls 4 DRIVE)
+STEERING_RANGES = COMMAND_RANGES[DbwTarget.STEERING]
+THROTTLE_RANGES = COMMAND_RANGES[DbwTarget.THROTTLE]
+BRAKE_RANGES = COMMAND_RANGES[DbwTarget.BRAKE]
+ULC_RANGES = COMMAND_RANGES[DbwTarget.ULC]
 
 
 class CommandRefusedError(ValueError):
@@ -257,9 +239,9 @@ def command_from_message(message: Any) -> DbwCommand | None:
         value = message.cmd.value
         if value == 0:
             return None
-        if value not in GEARS:
+        if value not in COMMAND_GEARS:
             raise CommandRefusedError(
-                f"gear: cmd.value {value} is not one of {GEARS} (1 P, 2 R, 3 N, 4 H, 5 L)"
+                f"gear: cmd.value {value} is not one of {COMMAND_GEARS} (1 P, 2 R, 3 N, 4 H, 5 L)"
             )
         return DbwCommand(0, DbwTarget.GEAR, value, 0, 0.0)
     if isinstance(message, UlcCmd):

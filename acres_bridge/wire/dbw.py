@@ -17,6 +17,8 @@ from acres_bridge.wire.frames import FrameKind
 from acres_bridge.wire.messages import register_encoder
 
 __all__ = [
+    "COMMAND_GEARS",
+    "COMMAND_RANGES",
     "DbwCommand",
     "DbwReport",
     "DbwTarget",
@@ -45,6 +47,22 @@ COMMAND_FLAG_ENABLE_SHIFT = 8
 COMMAND_FLAG_ENABLE_SHIFT_PARK = 16
 COMMAND_FLAG_COAST_DECEL = 32
 _COMMAND_FLAGS = 63
+
+# The commands the simulated Polaris takes: target -> {ds_dbw_msgs cmd_type: (lowest, highest) cmd}.
+# The bridge refuses anything else before it reaches the simulator; the simulator checks again.
+COMMAND_RANGES: dict[DbwTarget, dict[int, tuple[float, float]]] = {
+    DbwTarget.STEERING: {
+        0: (0.0, 0.0),  # CMD_NONE
+        2: (-487.0, 487.0),  # CMD_ANGLE: steering-wheel deg
+        3: (-0.5, 0.5),  # CMD_CURVATURE: 1/m
+        4: (-8.5, 8.5),  # CMD_YAW_RATE: rad/s
+        14: (-100.0, 100.0),  # CMD_PERCENT
+    },
+    DbwTarget.THROTTLE: {0: (0.0, 0.0), 13: (0.0, 100.0), 14: (0.0, 100.0)},  # NONE, PEDAL_RAW, PERCENT
+    DbwTarget.BRAKE: {0: (0.0, 0.0), 1: (0.0, 200.0), 14: (0.0, 100.0)},  # NONE, PRESSURE (bar), PERCENT
+    DbwTarget.ULC: {0: (0.0, 0.0), 1: (-5.0, 18.0), 2: (-10.0, 5.0)},  # NONE, VELOCITY (m/s), ACCEL (m/s^2)
+}
+COMMAND_GEARS = (1, 2, 3, 4, 5)  # P R N H L (ds_dbw_msgs calls 4 DRIVE); 0 is no command
 
 
 @dataclass(frozen=True, slots=True)

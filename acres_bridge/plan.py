@@ -60,7 +60,7 @@ _NODE_PARAMETERS: dict[str, tuple[str, ...]] = {
     "clock_tf": ("publish_clock",),
     "ins": (),
     "episode": (),
-    "dbw": (),
+    "dbw": ("allow_unfenced_commands",),
     "reset": (),
 }
 
@@ -78,6 +78,7 @@ class BridgeConfig:
     publish_clock: bool = True
     frame_prefix: str = ""
     utm_frame: str = "utm"
+    allow_unfenced_commands: bool = False
     toggles: Mapping[str, bool] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

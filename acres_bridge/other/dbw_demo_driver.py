@@ -8,13 +8,15 @@ is in utm, and the session's SENSOR_META (``world_origin_utm``) places the one i
 Publishes (names, types and QoS from msg_profiles: table ``polaris`` for the vehicle's command
 topics, ``other_nodes`` for the others):
 
-  /vehicle/enable        std_msgs/Empty, at the start only: 0.5 s after the topic first has a
-                         subscriber (so that discovery has settled on both sides), and just before
-                         the first commands (a bridge that was discovered later than another
-                         subscriber still gets it); at most twice. Never after: a
-                         /vehicle/disable of the safety driver stays in force.
-  /vehicle/gear/cmd      ds_dbw_msgs/GearCmd, cmd.value = parameter ``gear``, with the first
-                         five commands only
+  /vehicle/enable        std_msgs/Empty: 0.5 s after the topic first has a subscriber (so that
+                         discovery has settled on both sides), just before the first commands,
+                         and again every 0.5 s while commands flow and /vehicle/dbw_enabled
+                         does not report the drive-by-wire on (an enable lost to discovery is
+                         repeated). Never once anyone has sent /vehicle/disable: the safety
+                         driver's disable stays in force.
+  /vehicle/gear/cmd      ds_dbw_msgs/GearCmd, cmd.value = parameter ``gear``, with each
+                         command until /vehicle/gear/report shows that gear (a gear command
+                         that arrives before the enable, or is lost to discovery, is repeated)
   /vehicle/ulc/cmd       ds_dbw_msgs/UlcCmd, CMD_VELOCITY, cmd = parameter ``speed_mps``, enable
   /vehicle/steering/cmd  ds_dbw_msgs/SteeringCmd, CMD_CURVATURE, cmd = the pure-pursuit
                          curvature in 1/m, clamped to +-0.2, enable
@@ -76,7 +78,6 @@ from acres_sim.route import acre_loop
 
 __all__ = ["DbwDemoDriver", "main"]
 
-GEAR_COMMANDS = 5  # the gear command goes with this many first commands
 ENABLE_DELAY_S = 0.5  # from the first subscriber of /vehicle/enable to the enable
 ODOM_TIMEOUT_NS = 500_000_000
 MAX_SPEED_MPS = 18.0  # the Polaris's governed top speed (acres_sim.vehicles)
@@ -130,6 +131,12 @@ class DbwDemoDriver(SubsystemNode):
 
         self._enable = _wiring.publisher(self, "polaris", "/vehicle/enable")
         self._gear = _wiring.publisher(self, "polaris", "/vehicle/gear/cmd")
+        self._gear_engaged = False
+        self._dbw_enabled = False
+        self._disabled = False  # someone sent /vehicle/disable: never enable again
+        _wiring.subscription(self, "polaris", "/vehicle/gear/report", self._on_gear_report)
+        _wiring.subscription(self, "polaris", "/vehicle/dbw_enabled", self._on_dbw_enabled)
+        _wiring.subscription(self, "polaris", "/vehicle/disable", self._on_disable)
         self._ulc = _wiring.publisher(self, "polaris", "/vehicle/ulc/cmd")
         self._steering = _wiring.publisher(self, "polaris", "/vehicle/steering/cmd")
         self._route = _wiring.publisher(self, "other_nodes", ROUTE_TOPIC)
@@ -140,7 +147,7 @@ class DbwDemoDriver(SubsystemNode):
         self._enable_tick: int | None = None  # the tick to send the enable at, once there is a subscriber
         self._enabled_at_start = False
         self._enabled_for_commands = False  # enable sent right before the first commands
-        self._gear_left = GEAR_COMMANDS
+        self._last_enable_tick = 0
         self._odometry: _Odometry | None = None
         self._georef: Georeference | None = None  # set by the session, maybe in the ingest's thread
         self._tracked_georef: Georeference | None = None  # the georeference the tracker's progress is in
@@ -203,9 +210,16 @@ class DbwDemoDriver(SubsystemNode):
         if not self._enabled_for_commands:
             self._send_enable("the first commands follow")
             self._enabled_for_commands = self._enabled_at_start = True
+            self._last_enable_tick = self._ticks
+        elif (
+            not self._dbw_enabled
+            and not self._disabled
+            and self._ticks - self._last_enable_tick >= self._enable_delay_ticks
+        ):
+            self._send_enable("the drive-by-wire does not report enabled")
+            self._last_enable_tick = self._ticks
         stamp = now.to_msg()
-        if self._gear_left > 0:
-            self._gear_left -= 1
+        if not self._gear_engaged:
             self._gear.publish(self._gear_command(stamp))
         self._ulc.publish(self._ulc_command(stamp))
         self._steering.publish(self._steering_command(stamp, command.curvature))
@@ -221,6 +235,19 @@ class DbwDemoDriver(SubsystemNode):
             self._tracked_georef = georef
         x, y, _ = georef.utm_to_world(odometry.x, odometry.y, 0.0)
         return self.tracker.command(x, y, odometry.yaw)
+
+    def _on_gear_report(self, report: Any) -> None:
+        self._gear_engaged = report.gear.value == self.gear
+
+    def _on_dbw_enabled(self, message: Any) -> None:
+        self._dbw_enabled = bool(message.data)
+
+    def _on_disable(self, _message: Any) -> None:
+        if not self._disabled:
+            self.get_logger().warning(
+                "/vehicle/disable seen: the driver will not enable the drive-by-wire again"
+            )
+        self._disabled = True
 
     def _send_enable(self, why: str) -> None:
         self._enable.publish(Empty())

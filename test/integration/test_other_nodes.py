@@ -20,6 +20,7 @@ from rclpy.parameter import Parameter
 from std_msgs.msg import Bool, Empty, Float32, String
 from tf2_msgs.msg import TFMessage
 
+from acres_bridge.msg_profiles import load_profiles
 from acres_sim.route import acre_loop
 
 from .conftest import LATCHED, Processes, Ros, free_port
@@ -260,8 +261,8 @@ def test_dbw_demo_driver_sends_enable_gear_speed_and_curvature_and_the_route(
 
     ros.wait_until(commanding, "ULC and steering commands")
     ros.spin_for(0.2)
-    assert 1 <= len(enable) <= 2
-    assert len(gear) == 5
+    assert enable  # repeated only while the drive-by-wire does not report enabled
+    assert gear  # repeated only until the gear report shows it
     assert {g.cmd.value for g in gear} == {GearCmd().cmd.LOW}
     for command in ulc:
         assert (command.cmd, command.cmd_type, command.enable) == (2.0, UlcCmd.CMD_VELOCITY, True)
@@ -305,3 +306,18 @@ def test_dbw_demo_driver_sends_enable_gear_speed_and_curvature_and_the_route(
         assert_wire_qos(ros, "polaris", topic, "dbw_demo_driver")
     for topic in ("/Demo/route", "/Demo/status", "/tf_static"):
         assert_wire_qos(ros, "other_nodes", topic, "dbw_demo_driver")
+
+    # A /vehicle/disable from anyone (the safety driver) stays in force: the driver never enables again.
+    disable_qos = load_profiles().topic("polaris", "/vehicle/disable").qos
+    assert disable_qos is not None
+    disable = ros.node.create_publisher(Empty, "/vehicle/disable", disable_qos.to_rclpy())
+    ros.wait_until(
+        lambda: disable.get_subscription_count() >= 2, "the bridge and the driver on /vehicle/disable"
+    )
+    disable.publish(Empty())
+    ros.spin_for(0.5)
+    sent = len(enable)
+    for _ in range(30):  # 1.5 s of the driver's 50 Hz ticks, three times its enable retry period
+        session.step()
+        ros.spin_for(0.05)
+    assert len(enable) == sent

@@ -13,7 +13,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Generic, TypeVar
 
 from acres_interfaces.msg import AgentReset as AgentResetMessage
@@ -213,33 +213,8 @@ def _session_from_message(message: SessionInfoMessage) -> Session:
     return Session(connected=message.connected, hello=hello, sensor_meta=metas)
 
 
-_REPORT_FIELDS = (
-    "flags",
-    "steering_wheel_angle_deg",
-    "steering_cmd",
-    "steering_cmd_type",
-    "throttle_input_pct",
-    "throttle_cmd_pct",
-    "throttle_output_pct",
-    "throttle_cmd_type",
-    "brake_input_bar",
-    "brake_cmd_bar",
-    "brake_output_bar",
-    "brake_input_pct",
-    "brake_cmd_pct",
-    "brake_output_pct",
-    "brake_cmd_type",
-    "gear",
-    "gear_cmd",
-    "gear_driver",
-    "ulc_cmd_type",
-    "vel_ref_mps",
-    "vel_meas_mps",
-    "accel_ref_mps2",
-    "accel_meas_mps2",
-    "speed_brake_mps",
-    "speed_propulsion_mps",
-)
+# The report line's fields that DbwReportLine carries by the same name (step and the stamp go apart).
+_REPORT_FIELDS = tuple(f.name for f in fields(DbwReport) if f.name not in ("step", "stamp_ns"))
 
 
 def _report_to_message(report: DbwReport) -> DbwReportLine:

@@ -77,7 +77,6 @@ class IngestNode(Node):
             SampleOutlet(self, DBW_REPORT, namespace=namespace, agent=i, bus=bus) for i in range(agents)
         ]
         self._lock = threading.Lock()
-        self._dropped_commands = 0
         self._last_episode: EpisodeInfo | None = None
         self._hello: Hello | None = None
         self._metas: list[SensorMeta | None] = []
@@ -109,7 +108,6 @@ class IngestNode(Node):
     def _command_sender(self, agent: int) -> Callable[[DbwCommand], None]:
         def send(command: DbwCommand) -> None:
             if not self.link.send_command(agent, command):
-                self._dropped_commands += 1
                 self.get_logger().warning(
                     f"agent {agent}: a drive-by-wire command was not sent: no vehicle channel",
                     throttle_duration_sec=5.0,

@@ -12,9 +12,9 @@ import json
 import math
 import struct
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from enum import IntEnum
-from typing import Any, TypeVar
+from typing import Any
 
 from acres_bridge.wire.errors import ProtocolError
 from acres_bridge.wire.frames import PROTOCOL_VERSION, FrameKind, encode_frame
@@ -698,11 +698,3 @@ def decode_sensor_meta(payload: bytes) -> SensorMeta:
         world_origin_utm=_triple(what, data, "world_origin_utm"),
         sensors=tuple(sensors),
     )
-
-
-_T = TypeVar("_T")
-
-
-def field_names(cls: type[_T]) -> tuple[str, ...]:
-    """The field names of a message dataclass, in order (for the protocol document's tables)."""
-    return tuple(f.name for f in fields(cls))  # type: ignore[arg-type]

@@ -171,6 +171,8 @@ class SimServer:
         )
         self._metas = [sensor_meta(world, index) for index in range(len(agents))]
         self._stopping = False
+        self._recv_buffer = bytearray(1 << 20)
+        self._recv_view = memoryview(self._recv_buffer)
         self._next_step_at = time.monotonic()
 
     def _listen(self, host: str, port: int, role: str, agent: int) -> int:
@@ -245,16 +247,16 @@ class SimServer:
 
     def _receive(self, connection: _Connection) -> None:
         try:
-            data = connection.sock.recv(1 << 20)
+            size = connection.sock.recv_into(self._recv_buffer)  # reused: recv(n) allocates n each time
         except (BlockingIOError, InterruptedError, TimeoutError):
             return
         except OSError as error:
             self._drop(connection, str(error))
             return
-        if not data:
+        if not size:
             self._drop(connection, "closed by the peer")
             return
-        connection.reader.feed(data)
+        connection.reader.feed(self._recv_view[:size])
         self._handle_frames(connection)
 
     def _handle_frames(self, connection: _Connection) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +33,19 @@ FINGERPRINT_NAME = "acres_build_fingerprint"
 # Include paths of the machine that built the PyPI wheels, baked into their exported cmake files.
 WHEEL_BUILD_PYTHON_INCLUDE = "/opt/python/cp311-cp311/include/python3.11"
 WHEEL_BUILD_NUMPY_INCLUDE = "/opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include"
+# Python packages that take part in building an interface package besides the ROS 2 ones.
+BUILD_TOOLS = (
+    "catkin-pkg",
+    "cmake",
+    "empy",
+    "lark",
+    "lark-parser",
+    "numpy",
+    "packaging",
+    "pyparsing",
+    "setuptools",
+    "wheel",
+)
 
 
 @dataclass(frozen=True)
@@ -95,15 +109,40 @@ def provider_outside(name: str, prefix: Path) -> Path | None:
     return None
 
 
-def fingerprint(package: InterfacePackage, extra: list[Path], dependency_prints: list[str]) -> str:
-    """A digest of the package's files, the pins and the fingerprints of its dependencies."""
+def _normalized(name: str) -> str:
+    """A distribution name as PEP 503 compares them: lower case, runs of -_. as one -."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def build_pins(pin_files: list[Path], prefix: Path) -> list[str]:
+    """The pins that can change what the build produces, sorted.
+
+    Those of the ROS 2 packages (ros-* wheels and the packages in the prefix's ament index) and of
+    the build tools;
+    a pin of a test or run-time library elsewhere (pytest, mcap, ...) does not force a rebuild.
+    """
+    index = prefix / "share" / "ament_index" / "resource_index" / "packages"
+    relevant = {_normalized(p.name) for p in index.iterdir()} if index.is_dir() else set()
+    relevant |= {_normalized(name) for name in BUILD_TOOLS}
+    pins = []
+    for path in pin_files:
+        lines = path.read_text().splitlines() if path.exists() else []
+        for line in lines:
+            name, separator, _ = line.strip().partition("==")
+            key = _normalized(name)
+            if separator and not name.startswith("#") and (key.startswith("ros-") or key in relevant):
+                pins.append(line.strip())
+    return sorted(pins)
+
+
+def fingerprint(package: InterfacePackage, pins: list[str], dependency_prints: list[str]) -> str:
+    """A digest of the package's files, the build's pins and the fingerprints of its dependencies."""
     digest = hashlib.sha256()
     for path in sorted(p for p in package.path.rglob("*") if p.is_file()):
         digest.update(str(path.relative_to(package.path)).encode())
         digest.update(path.read_bytes())
-    for path in extra:
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes() if path.exists() else b"")
+    for pin in pins:
+        digest.update(pin.encode() + b"\n")
     for dependency_print in dependency_prints:
         digest.update(dependency_print.encode())
     digest.update(sys.version.encode())
@@ -182,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         action="append",
         default=[ROOT / "constraints.txt"],
-        help="files whose change forces a rebuild (default: constraints.txt)",
+        help="pin files; a changed pin of a ROS 2 package or a build tool forces a rebuild "
+        "(default: constraints.txt)",
     )
     parser.add_argument(
         "--list-provided",
@@ -202,13 +242,14 @@ def main(argv: list[str] | None = None) -> int:
     if fixed:
         print(f"build_interfaces: pointed {fixed} exported cmake files at this interpreter")
     prints: dict[str, str] = {}
+    pins = build_pins(args.pins, prefix)
     for package in ordered:
         provider = provider_outside(package.name, prefix)
         if provider is not None:
             print(f"build_interfaces: {package.name}: provided by {provider}, not built")
             prints[package.name] = f"external:{provider}"
             continue
-        wanted = fingerprint(package, args.pins, [prints[d] for d in package.depends if d in prints])
+        wanted = fingerprint(package, pins, [prints[d] for d in package.depends if d in prints])
         prints[package.name] = wanted
         stamp = stamp_path(prefix, package.name)
         if stamp.exists() and stamp.read_text().strip() == wanted:

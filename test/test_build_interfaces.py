@@ -1,0 +1,63 @@
+"""tools/build_interfaces.py: which pins force a rebuild of the interface packages."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def build_interfaces() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("build_interfaces", ROOT / "tools" / "build_interfaces.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["build_interfaces"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def prefix(tmp_path: Path) -> Path:
+    index = tmp_path / "prefix" / "share" / "ament_index" / "resource_index" / "packages"
+    index.mkdir(parents=True)
+    (index / "std_msgs").touch()
+    return tmp_path / "prefix"
+
+
+def _pins(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "constraints.txt"
+    path.write_text(text)
+    return path
+
+
+def test_build_pins_keep_ros_packages_and_build_tools_only(build_interfaces, prefix, tmp_path):
+    pins = _pins(
+        tmp_path,
+        "# comment==1\nstd_msgs==5.3.6\nros-jazzy-rclpy==7.1.6\nnumpy==2.4.6\nmcap==1.6.0\npytest==9.2.0\n",
+    )
+    assert build_interfaces.build_pins([pins], prefix) == [
+        "numpy==2.4.6",
+        "ros-jazzy-rclpy==7.1.6",
+        "std_msgs==5.3.6",
+    ]
+
+
+def test_fingerprint_ignores_a_test_library_and_follows_a_ros_pin(build_interfaces, prefix, tmp_path):
+    package = build_interfaces.InterfacePackage(name="pkg", path=ROOT / "interfaces" / "can_msgs", depends=())
+
+    def print_of(text: str) -> str:
+        return build_interfaces.fingerprint(
+            package, build_interfaces.build_pins([_pins(tmp_path, text)], prefix), []
+        )
+
+    base = print_of("std_msgs==5.3.6\n")
+    assert print_of("std_msgs==5.3.6\nmcap==1.6.0\n") == base
+    assert print_of("std_msgs==5.3.7\n") != base
+    assert print_of("std_msgs==5.3.6\nnumpy==2.4.6\n") != base

@@ -27,6 +27,15 @@ from acres_bridge.wire.messages import (
     StreamMark,
     encode,
 )
+from acres_bridge.wire.perception import (
+    CameraImage,
+    CameraIntrinsics,
+    ImageEncoding,
+    LidarLayout,
+    LidarScan,
+    camera_intrinsics,
+    lidar_layout,
+)
 from acres_bridge.wire.registry import DECODERS, decode
 
 __all__ = [
@@ -35,6 +44,8 @@ __all__ = [
     "PROTOCOL_VERSION",
     "AgentEntry",
     "AgentReset",
+    "CameraImage",
+    "CameraIntrinsics",
     "ClientHello",
     "Clock",
     "DbwCommand",
@@ -46,7 +57,10 @@ __all__ = [
     "FrameKind",
     "FrameReader",
     "Hello",
+    "ImageEncoding",
     "InsSample",
+    "LidarLayout",
+    "LidarScan",
     "ProtocolError",
     "ReportFlags",
     "ResetSession",
@@ -58,7 +72,9 @@ __all__ = [
     "StepRequest",
     "StepStatus",
     "StreamMark",
+    "camera_intrinsics",
     "decode",
     "encode",
     "encode_frame",
+    "lidar_layout",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from acres_bridge.wire import dbw
+from acres_bridge.wire import dbw, perception
 from acres_bridge.wire import messages as m
 from acres_bridge.wire.errors import ProtocolError
 from acres_bridge.wire.frames import Frame, FrameKind
@@ -24,6 +24,8 @@ DECODERS: dict[FrameKind, Callable[[bytes], object]] = {
     FrameKind.AGENT_RESET: m.decode_agent_reset,
     FrameKind.SENSOR_META: m.decode_sensor_meta,
     FrameKind.INS: m.decode_ins,
+    FrameKind.LIDAR: perception.decode_lidar,
+    FrameKind.CAMERA: perception.decode_camera,
     FrameKind.STREAM_MARK: m.decode_stream_mark,
     FrameKind.DBW_REPORT: dbw.decode_dbw_report,
     FrameKind.DBW_COMMAND: dbw.decode_dbw_command,

@@ -49,6 +49,7 @@ from acres_bridge.wire import (
 )
 from acres_bridge.wire import messages as m
 from acres_bridge.wire.frames import MAX_PAYLOAD
+from acres_bridge.wire.perception import CameraImage, ImageEncoding, LidarScan
 
 NAN = math.nan
 INF = math.inf
@@ -213,6 +214,8 @@ SAMPLES: dict[str, object] = {
         speed_brake_mps=1.5,
         speed_propulsion_mps=1.5,
     ),
+    "lidar": LidarScan(12, 100_000_000, 0, 4, 2, memoryview(struct.pack("<32f", *range(32)))),
+    "camera": CameraImage(12, 100_000_000, 1, ImageEncoding.BGR8, 2, 2, memoryview(bytes(range(12)))),
 }
 
 KIND_OF_SAMPLE = {
@@ -231,6 +234,8 @@ KIND_OF_SAMPLE = {
     StreamMark: FrameKind.STREAM_MARK,
     DbwCommand: FrameKind.DBW_COMMAND,
     DbwReport: FrameKind.DBW_REPORT,
+    LidarScan: FrameKind.LIDAR,
+    CameraImage: FrameKind.CAMERA,
 }
 
 
@@ -1184,7 +1189,7 @@ NO_DECODER = [kind for kind in FrameKind if kind not in DECODERS]
 
 def test_kinds_without_a_decoder_are_the_reserved_ones():
     assert {kind.name for kind in NO_DECODER} == {
-        "LIDAR", "CAMERA", "MAXXUM_OBSERVATION", "MAXXUM_COMMAND",
+        "MAXXUM_OBSERVATION", "MAXXUM_COMMAND",
     }  # fmt: skip
 
 

@@ -38,6 +38,7 @@ from acres_bridge.wire import (
     encode_frame,
 )
 from acres_bridge.wire import messages as m
+from acres_bridge.wire.perception import CameraImage, ImageEncoding, LidarScan
 
 FUZZ = settings(max_examples=120, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -101,6 +102,8 @@ MESSAGES: list[object] = [
     ErrorReply(code="version", message="the bridge speaks protocol version 1"),
     EPISODE,
     HELLO,
+    LidarScan(3101, 25_841_668_009, 0, 3, 2, memoryview(struct.pack("<24f", *range(24)))),
+    CameraImage(3101, 25_841_668_009, 1, ImageEncoding.BGR8, 3, 2, memoryview(bytes(range(18)))),
 ]
 GOOD = [encode(message) for message in MESSAGES]
 

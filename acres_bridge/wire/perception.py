@@ -1,0 +1,300 @@
+"""LIDAR and CAMERA frames of a sensor stream, and the sensor settings of SENSOR_META.
+
+Both payloads are a fixed little-endian header followed by the data exactly as the ROS message
+carries it, so the bridge copies bytes and never touches a point or a pixel:
+
+    LIDAR   step uint64, stamp_ns int64, sensor uint16, point_step uint16 (16), columns uint32,
+            rings uint32, then columns x rings points of float32 x, y, z, intensity in the
+            sensor's frame; point (column c, ring r) at byte (c * rings + r) * 16.
+    CAMERA  step uint64, stamp_ns int64, sensor uint16, encoding uint16 (1 = bgr8), width uint32,
+            height uint32, then height rows of width x 3 bytes (B, G, R), top row first.
+
+`sensor` is the index of the sensor in the agent's SENSOR_META list. A payload whose size
+disagrees with its header is refused with ProtocolError before anything reads it.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any, Final
+
+from acres_bridge.wire.errors import ProtocolError
+from acres_bridge.wire.frames import FrameKind, encode_frame
+from acres_bridge.wire.messages import MAX_STAMP_NS, SensorMount, register_encoder
+
+__all__ = [
+    "LIDAR_POINT_STEP",
+    "CameraImage",
+    "CameraIntrinsics",
+    "ImageEncoding",
+    "LidarLayout",
+    "LidarScan",
+    "camera_intrinsics",
+    "camera_payload",
+    "decode_camera",
+    "decode_lidar",
+    "encode_camera_frame",
+    "encode_lidar_frame",
+    "lidar_layout",
+    "lidar_payload",
+]
+
+LIDAR_POINT_STEP: Final = 16  # float32 x, y, z, intensity
+MAX_LIDAR_POINTS: Final = 4_000_000
+MAX_IMAGE_SIDE: Final = 16_384
+_LIDAR = struct.Struct("<QqHHII")
+_CAMERA = struct.Struct("<QqHHII")
+
+
+class ImageEncoding(IntEnum):
+    """The pixel encodings of CAMERA frames, with their sensor_msgs/Image names."""
+
+    BGR8 = 1
+
+    @property
+    def ros_name(self) -> str:
+        return "bgr8"
+
+    @property
+    def bytes_per_pixel(self) -> int:
+        return 3
+
+
+@dataclass(frozen=True, slots=True)
+class LidarScan:
+    """One organised LiDAR cloud: `points` is columns x rings x 16 bytes, PointCloud2's data."""
+
+    step: int
+    stamp_ns: int
+    sensor: int
+    columns: int
+    rings: int
+    points: memoryview
+
+
+@dataclass(frozen=True, slots=True)
+class CameraImage:
+    """One camera image: `pixels` is height rows of width x bytes_per_pixel bytes, Image's data."""
+
+    step: int
+    stamp_ns: int
+    sensor: int
+    encoding: ImageEncoding
+    width: int
+    height: int
+    pixels: memoryview
+
+    @property
+    def row_step(self) -> int:
+        return self.width * self.encoding.bytes_per_pixel
+
+
+def _check_header(what: str, step: int, stamp_ns: int) -> None:
+    if not 0 <= stamp_ns <= MAX_STAMP_NS:
+        raise ProtocolError(f"{what}: stamp_ns {stamp_ns} is outside 0..{MAX_STAMP_NS}")
+    if step < 0:
+        raise ProtocolError(f"{what}: step {step} is negative")
+
+
+def decode_lidar(payload: bytes) -> LidarScan:
+    """A LIDAR payload; ProtocolError when its size or layout disagrees with its header."""
+    if len(payload) < _LIDAR.size:
+        raise ProtocolError(
+            f"LIDAR: payload of {len(payload)} bytes is shorter than its header ({_LIDAR.size})"
+        )
+    step, stamp_ns, sensor, point_step, columns, rings = _LIDAR.unpack_from(payload)
+    _check_header("LIDAR", step, stamp_ns)
+    if point_step != LIDAR_POINT_STEP:
+        raise ProtocolError(f"LIDAR: point_step {point_step}, expected {LIDAR_POINT_STEP}")
+    if columns == 0 or rings == 0 or columns * rings > MAX_LIDAR_POINTS:
+        raise ProtocolError(
+            f"LIDAR: {columns} columns x {rings} rings, expected 1..{MAX_LIDAR_POINTS} points"
+        )
+    expected = _LIDAR.size + columns * rings * LIDAR_POINT_STEP
+    if len(payload) != expected:
+        raise ProtocolError(
+            f"LIDAR: payload of {len(payload)} bytes, but {columns} columns x {rings} rings need {expected}"
+        )
+    return LidarScan(step, stamp_ns, sensor, columns, rings, memoryview(payload)[_LIDAR.size :])
+
+
+def decode_camera(payload: bytes) -> CameraImage:
+    """A CAMERA payload; ProtocolError when its size or layout disagrees with its header."""
+    if len(payload) < _CAMERA.size:
+        raise ProtocolError(
+            f"CAMERA: payload of {len(payload)} bytes is shorter than its header ({_CAMERA.size})"
+        )
+    step, stamp_ns, sensor, code, width, height = _CAMERA.unpack_from(payload)
+    _check_header("CAMERA", step, stamp_ns)
+    try:
+        encoding = ImageEncoding(code)
+    except ValueError:
+        raise ProtocolError(f"CAMERA: unknown encoding {code}, expected 1 (bgr8)") from None
+    if not (0 < width <= MAX_IMAGE_SIDE and 0 < height <= MAX_IMAGE_SIDE):
+        raise ProtocolError(f"CAMERA: image of {width} x {height}, expected sides of 1..{MAX_IMAGE_SIDE}")
+    expected = _CAMERA.size + width * height * encoding.bytes_per_pixel
+    if len(payload) != expected:
+        raise ProtocolError(
+            f"CAMERA: payload of {len(payload)} bytes, but {width} x {height} needs {expected}"
+        )
+    return CameraImage(step, stamp_ns, sensor, encoding, width, height, memoryview(payload)[_CAMERA.size :])
+
+
+def _bytes_of(buffer: Any) -> memoryview:
+    view = memoryview(buffer)
+    return view if view.format == "B" and view.ndim == 1 else view.cast("B")
+
+
+def lidar_payload(*, step: int, stamp_ns: int, sensor: int, columns: int, rings: int, points: Any) -> bytes:
+    """A LIDAR payload; `points` is any C-contiguous buffer of columns x rings x 16 bytes (numpy)."""
+    data = _bytes_of(points)
+    if data.nbytes != columns * rings * LIDAR_POINT_STEP:
+        raise ValueError(f"LIDAR points of {data.nbytes} bytes for {columns} x {rings} points")
+    return b"".join((_LIDAR.pack(step, stamp_ns, sensor, LIDAR_POINT_STEP, columns, rings), data))
+
+
+def camera_payload(*, step: int, stamp_ns: int, sensor: int, width: int, height: int, pixels: Any) -> bytes:
+    """A CAMERA payload of a bgr8 image; `pixels` is any C-contiguous buffer of height x width x 3."""
+    data = _bytes_of(pixels)
+    if data.nbytes != width * height * ImageEncoding.BGR8.bytes_per_pixel:
+        raise ValueError(f"CAMERA pixels of {data.nbytes} bytes for a {width} x {height} bgr8 image")
+    return b"".join((_CAMERA.pack(step, stamp_ns, sensor, ImageEncoding.BGR8, width, height), data))
+
+
+def encode_lidar_frame(
+    *, step: int, stamp_ns: int, sensor: int, columns: int, rings: int, points: Any
+) -> bytes:
+    """A whole LIDAR frame (header and payload), straight from the simulator's array."""
+    payload = lidar_payload(
+        step=step, stamp_ns=stamp_ns, sensor=sensor, columns=columns, rings=rings, points=points
+    )
+    return encode_frame(FrameKind.LIDAR, payload)
+
+
+def encode_camera_frame(
+    *, step: int, stamp_ns: int, sensor: int, width: int, height: int, pixels: Any
+) -> bytes:
+    """A whole CAMERA frame (header and payload), straight from the simulator's array."""
+    payload = camera_payload(
+        step=step, stamp_ns=stamp_ns, sensor=sensor, width=width, height=height, pixels=pixels
+    )
+    return encode_frame(FrameKind.CAMERA, payload)
+
+
+def _encode_lidar(scan: LidarScan) -> bytes:
+    return lidar_payload(
+        step=scan.step,
+        stamp_ns=scan.stamp_ns,
+        sensor=scan.sensor,
+        columns=scan.columns,
+        rings=scan.rings,
+        points=scan.points,
+    )
+
+
+def _encode_camera(image: CameraImage) -> bytes:
+    return camera_payload(
+        step=image.step,
+        stamp_ns=image.stamp_ns,
+        sensor=image.sensor,
+        width=image.width,
+        height=image.height,
+        pixels=image.pixels,
+    )
+
+
+register_encoder(LidarScan, FrameKind.LIDAR, _encode_lidar)
+register_encoder(CameraImage, FrameKind.CAMERA, _encode_camera)
+
+
+# ---- sensor settings in SENSOR_META ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CameraIntrinsics:
+    """What camera_info carries: the image size, K (row-major 3x3) and the plumb_bob D."""
+
+    width: int
+    height: int
+    k: tuple[float, ...]
+    d: tuple[float, ...]
+    distortion_model: str = "plumb_bob"
+
+    @property
+    def p(self) -> tuple[float, ...]:
+        """The 3x4 projection matrix made from K: [K | 0], row-major."""
+        k = self.k
+        return (k[0], k[1], k[2], 0.0, k[3], k[4], k[5], 0.0, k[6], k[7], k[8], 0.0)
+
+    def settings(self) -> dict[str, Any]:
+        """The `settings` object of the camera's SENSOR_META entry."""
+        return {
+            "width": self.width,
+            "height": self.height,
+            "k": list(self.k),
+            "d": list(self.d),
+            "distortion_model": self.distortion_model,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LidarLayout:
+    """The organisation of a LiDAR's clouds: azimuth columns and rings (beams)."""
+
+    columns: int
+    rings: int
+
+    def settings(self) -> dict[str, Any]:
+        """The `settings` object of the LiDAR's SENSOR_META entry."""
+        return {"columns": self.columns, "rings": self.rings}
+
+
+def _numbers(where: str, settings: dict[str, Any], key: str, count: int) -> tuple[float, ...]:
+    values = settings.get(key)
+    if (
+        not isinstance(values, list)
+        or len(values) != count
+        or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in values
+        )
+    ):
+        raise ProtocolError(f"{where}: settings.{key} must be {count} finite numbers, found {values!r}")
+    return tuple(float(v) for v in values)
+
+
+def _positive(where: str, settings: dict[str, Any], key: str, limit: int) -> int:
+    value = settings.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= limit:
+        raise ProtocolError(f"{where}: settings.{key} must be an integer in 1..{limit}, found {value!r}")
+    return value
+
+
+def camera_intrinsics(mount: SensorMount) -> CameraIntrinsics:
+    """The intrinsics in a camera's SENSOR_META settings; ProtocolError when they are unusable."""
+    where = f"SENSOR_META camera {mount.name!r}"
+    settings = mount.settings
+    model = settings.get("distortion_model", "plumb_bob")
+    if model != "plumb_bob":
+        raise ProtocolError(f"{where}: settings.distortion_model must be 'plumb_bob', found {model!r}")
+    k = _numbers(where, settings, "k", 9)
+    if k[0] <= 0 or k[4] <= 0 or k[6:] != (0.0, 0.0, 1.0):
+        raise ProtocolError(f"{where}: settings.k is not a camera matrix (fx, fy > 0, last row 0 0 1): {k}")
+    return CameraIntrinsics(
+        width=_positive(where, settings, "width", MAX_IMAGE_SIDE),
+        height=_positive(where, settings, "height", MAX_IMAGE_SIDE),
+        k=k,
+        d=_numbers(where, settings, "d", 5),
+    )
+
+
+def lidar_layout(mount: SensorMount) -> LidarLayout:
+    """The columns and rings in a LiDAR's SENSOR_META settings; ProtocolError when unusable."""
+    where = f"SENSOR_META lidar {mount.name!r}"
+    columns = _positive(where, mount.settings, "columns", MAX_LIDAR_POINTS)
+    rings = _positive(where, mount.settings, "rings", MAX_LIDAR_POINTS)
+    if columns * rings > MAX_LIDAR_POINTS:
+        raise ProtocolError(f"{where}: {columns} x {rings} points exceed {MAX_LIDAR_POINTS}")
+    return LidarLayout(columns, rings)

@@ -20,7 +20,7 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export RMW_IMPLEMENTATION := rmw_fastrtps_cpp
 
 PACKAGE_INPUTS := setup.py setup.cfg package.xml $(shell find acres_bridge acres_sim launch params msg_profiles resource -type f \( -name '*.py' -o -name '*.yaml' -o -name acres_bridge \) 2>/dev/null)
-INTERFACE_INPUTS := tools/build_interfaces.py $(shell git ls-files interfaces 2>/dev/null)
+INTERFACE_INPUTS := tools/build_interfaces.py $(shell find interfaces -type f 2>/dev/null)
 
 PYTEST_ARGS ?=
 

@@ -57,6 +57,7 @@ setup(
             "acres_bridge::PolarisDescription = acres_bridge.other.polaris_description:PolarisDescription",
             "acres_bridge::Dbw = acres_bridge.nodes.dbw:Dbw",
             "acres_bridge::PoseReset = acres_bridge.nodes.reset:PoseReset",
+            "acres_bridge::Perception = acres_bridge.nodes.perception:Perception",
         ],
     },
 )

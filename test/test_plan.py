@@ -15,7 +15,15 @@ PARAMS_FILE = Path(__file__).resolve().parent.parent / "params" / "sim_bridge.ya
 
 def test_polaris_plan_loads_the_ingest_first_then_each_subsystem() -> None:
     planned = plan_bridge(BridgeConfig(vehicle="polaris", control_port=47311))
-    assert [p.subsystem for p in planned] == ["ingest", "clock_tf", "ins", "episode", "dbw", "reset"]
+    assert [p.subsystem for p in planned] == [
+        "ingest",
+        "clock_tf",
+        "ins",
+        "perception",
+        "episode",
+        "dbw",
+        "reset",
+    ]
     ingest = planned[0]
     assert ingest.parameters["control_port"] == 47311
     assert ingest.parameters["control_host"] == "127.0.0.1"
@@ -37,7 +45,7 @@ def test_every_planned_plugin_is_registered() -> None:
 def test_a_toggle_leaves_its_node_out() -> None:
     config = BridgeConfig.from_parameters({"ins": False, "publish_clock": False})
     planned = plan_bridge(config)
-    assert [p.subsystem for p in planned] == ["ingest", "clock_tf", "episode", "dbw", "reset"]
+    assert [p.subsystem for p in planned] == ["ingest", "clock_tf", "perception", "episode", "dbw", "reset"]
     assert planned[1].parameters["publish_clock"] is False
 
 
@@ -45,7 +53,7 @@ def test_auto_plans_the_ingest_until_the_session_names_the_vehicle() -> None:
     config = BridgeConfig(vehicle="auto")
     assert [p.subsystem for p in plan_bridge(config)] == ["ingest"]
     maxxum = plan_bridge(config, vehicle="maxxum", namespace="/maxxum")
-    assert [p.subsystem for p in maxxum] == ["ingest", "clock_tf", "ins", "episode", "reset"]
+    assert [p.subsystem for p in maxxum] == ["ingest", "clock_tf", "ins", "perception", "episode", "reset"]
     assert {p.namespace for p in maxxum} == {"/maxxum"}
     assert maxxum[2].parameters["vehicle"] == "maxxum"
 

@@ -4,12 +4,15 @@ Inside one container process the ingest publishes each decoded sample on this bu
 subscribed node gets the very object, synchronously, without serialisation. A subscriber's
 exception is logged and counted; it never reaches the ingest or the other subscribers.
 Latched channels (the session, the episode) keep their last sample for late subscribers.
+A subscriber that hands samples on to a thread of its own (the perception node) registers a
+drain, so that a lockstep step is acknowledged only once that thread has published its data.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +24,7 @@ _log = logging.getLogger("acres_bridge.bus")
 
 Callback = Callable[[Any], None]
 ProducerWatcher = Callable[[str, bool], None]
+Drain = Callable[[float], bool]
 
 
 @dataclass(eq=False)
@@ -50,6 +54,7 @@ class SampleBus:
 
     _channels: dict[str, _Channel] = field(default_factory=dict)
     _watchers: list[ProducerWatcher] = field(default_factory=list)
+    _drains: list[Drain] = field(default_factory=list)
     _lock: threading.RLock = field(default_factory=threading.RLock)
     errors: Counter[str] = field(default_factory=Counter)
 
@@ -96,6 +101,25 @@ class SampleBus:
                     self._watchers.remove(watcher)
 
         return unwatch
+
+    def add_drain(self, drain: Drain) -> Callable[[], None]:
+        """Register drain(timeout_s) -> handled everything in time; returns the call that removes it."""
+        with self._lock:
+            self._drains.append(drain)
+
+        def remove() -> None:
+            with self._lock:
+                if drain in self._drains:
+                    self._drains.remove(drain)
+
+        return remove
+
+    def drain(self, timeout_s: float) -> bool:
+        """Wait until every registered drain has handled what it was given; False on timeout."""
+        deadline = time.monotonic() + timeout_s
+        with self._lock:
+            drains = list(self._drains)
+        return all(drain(max(0.0, deadline - time.monotonic())) for drain in drains)
 
     def subscribe(self, key: str, callback: Callback) -> BusSubscription:
         subscription = BusSubscription(self, key, callback)

@@ -17,15 +17,18 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, Generic, TypeVar
 
 from acres_interfaces.msg import AgentReset as AgentResetMessage
+from acres_interfaces.msg import CameraFrame as CameraFrameMessage
 from acres_interfaces.msg import DbwCommandLine, DbwReportLine
 from acres_interfaces.msg import Episode as EpisodeMessage
 from acres_interfaces.msg import InsSample as InsSampleMessage
+from acres_interfaces.msg import LidarScan as LidarScanMessage
 from acres_interfaces.msg import SessionInfo as SessionInfoMessage
 from acres_interfaces.msg import SimStep as SimStepMessage
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from acres_bridge.convert.ins import stamp
+from acres_bridge.convert.perception import byte_array
 from acres_bridge.convert.session import episode as episode_message
 from acres_bridge.ingest.bus import BUS, BusSubscription, SampleBus
 from acres_bridge.wire import (
@@ -39,14 +42,17 @@ from acres_bridge.wire import (
     SensorMeta,
 )
 from acres_bridge.wire.messages import decode_hello, decode_sensor_meta
+from acres_bridge.wire.perception import CameraImage, ImageEncoding, LidarScan
 
 __all__ = [
     "AGENT_RESET",
+    "CAMERA",
     "CLOCK",
     "DBW_COMMAND",
     "DBW_REPORT",
     "EPISODE",
     "INS",
+    "LIDAR",
     "SESSION",
     "IngestChannel",
     "SampleOutlet",
@@ -199,6 +205,49 @@ def _ins_from_message(message: InsSampleMessage) -> InsSample:
     )
 
 
+def _lidar_to_message(scan: LidarScan) -> LidarScanMessage:
+    message = LidarScanMessage(step=scan.step, sensor=scan.sensor, columns=scan.columns, rings=scan.rings)
+    message.header.stamp = stamp(scan.stamp_ns)
+    message.points = byte_array(scan.points)
+    return message
+
+
+def _lidar_from_message(message: LidarScanMessage) -> LidarScan:
+    return LidarScan(
+        step=message.step,
+        stamp_ns=_time_ns(message.header.stamp),
+        sensor=message.sensor,
+        columns=message.columns,
+        rings=message.rings,
+        points=memoryview(message.points),
+    )
+
+
+def _camera_to_message(image: CameraImage) -> CameraFrameMessage:
+    message = CameraFrameMessage(
+        step=image.step,
+        sensor=image.sensor,
+        encoding=int(image.encoding),
+        width=image.width,
+        height=image.height,
+    )
+    message.header.stamp = stamp(image.stamp_ns)
+    message.pixels = byte_array(image.pixels)
+    return message
+
+
+def _camera_from_message(message: CameraFrameMessage) -> CameraImage:
+    return CameraImage(
+        step=message.step,
+        stamp_ns=_time_ns(message.header.stamp),
+        sensor=message.sensor,
+        encoding=ImageEncoding(message.encoding),
+        width=message.width,
+        height=message.height,
+        pixels=memoryview(message.pixels),
+    )
+
+
 def _session_to_message(session: Session) -> SessionInfoMessage:
     return SessionInfoMessage(
         connected=session.connected,
@@ -275,6 +324,18 @@ DBW_REPORT: IngestChannel[DbwReport] = IngestChannel(
     _report_from_message,
     latched=False,
     depth=100,
+)
+# Clouds and images: a few in flight are enough (the perception node queues 4 per sensor).
+LIDAR: IngestChannel[LidarScan] = IngestChannel(
+    "agent_{agent}/lidar", LidarScanMessage, _lidar_to_message, _lidar_from_message, latched=False, depth=4
+)
+CAMERA: IngestChannel[CameraImage] = IngestChannel(
+    "agent_{agent}/camera",
+    CameraFrameMessage,
+    _camera_to_message,
+    _camera_from_message,
+    latched=False,
+    depth=4,
 )
 # The two channels that run the other way: from subsystem nodes to the ingest, to the simulator.
 DBW_COMMAND: IngestChannel[DbwCommand] = IngestChannel(

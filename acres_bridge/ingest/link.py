@@ -47,6 +47,7 @@ from acres_bridge.wire import (
     encode,
 )
 from acres_bridge.wire.frames import Frame
+from acres_bridge.wire.perception import CameraImage, LidarScan
 
 __all__ = ["LinkCounters", "LinkListener", "SimulatorLink", "StepOutcome"]
 
@@ -72,6 +73,8 @@ class LinkListener(Protocol):
     def on_clock(self, clock: Clock) -> None: ...
     def on_ins(self, agent: int, sample: InsSample) -> None: ...
     def on_dbw_report(self, agent: int, report: DbwReport) -> None: ...
+    def on_lidar(self, agent: int, scan: LidarScan) -> None: ...
+    def on_camera(self, agent: int, image: CameraImage) -> None: ...
     def on_disconnect(self, reason: str) -> None: ...
 
 
@@ -417,6 +420,12 @@ class SimulatorLink:
     def _on_dbw_report(self, channel: _Channel, message: DbwReport) -> None:
         self._listener.on_dbw_report(channel.agent, message)
 
+    def _on_lidar(self, channel: _Channel, message: LidarScan) -> None:
+        self._listener.on_lidar(channel.agent, message)
+
+    def _on_camera(self, channel: _Channel, message: CameraImage) -> None:
+        self._listener.on_camera(channel.agent, message)
+
     def _on_sensor_meta(self, channel: _Channel, message: SensorMeta) -> None:
         self._listener.on_sensor_meta(channel.agent, message)
 
@@ -462,6 +471,8 @@ class SimulatorLink:
         EpisodeInfo: _on_episode,
         InsSample: _on_ins,
         DbwReport: _on_dbw_report,
+        LidarScan: _on_lidar,
+        CameraImage: _on_camera,
         SensorMeta: _on_sensor_meta,
         StreamMark: _on_mark,
         StepDone: _on_step_done,

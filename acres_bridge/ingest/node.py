@@ -21,17 +21,19 @@ from rclpy.node import Node
 from acres_bridge.ingest.bus import BUS, SampleBus
 from acres_bridge.ingest.channels import (
     AGENT_RESET,
+    CAMERA,
     CLOCK,
     DBW_COMMAND,
     DBW_REPORT,
     EPISODE,
     INS,
+    LIDAR,
     SESSION,
     SampleOutlet,
     SampleSource,
     Session,
 )
-from acres_bridge.ingest.link import SimulatorLink
+from acres_bridge.ingest.link import SimulatorLink, StepOutcome
 from acres_bridge.ingest.simulation_control import SimulationControl
 from acres_bridge.wire import (
     AgentReset,
@@ -43,10 +45,39 @@ from acres_bridge.wire import (
     InsSample,
     SensorMeta,
 )
+from acres_bridge.wire.perception import CameraImage, LidarScan
 
 __all__ = ["IngestNode"]
 
 MAX_AGENTS = 16
+
+
+class _PublishedSteps:
+    """The simulator's commands, with a step acknowledged only once its data is published.
+
+    The link returns when every sample of the steps has been handed to the subsystem nodes;
+    a node that publishes from a thread of its own (perception) may still be at work then.
+    """
+
+    def __init__(self, link: SimulatorLink, bus: SampleBus) -> None:
+        self._link = link
+        self._bus = bus
+
+    def request_steps(self, steps: int, *, timeout_s: float) -> StepOutcome:
+        outcome = self._link.request_steps(steps, timeout_s=timeout_s)
+        if outcome.ok and not self._bus.drain(timeout_s):
+            return StepOutcome(
+                False,
+                last_step=outcome.last_step,
+                message=f"the steps ran, but their data was not published within {timeout_s} s",
+            )
+        return outcome
+
+    def set_state(self, state: int) -> bool:
+        return self._link.set_state(state)
+
+    def reset_session(self, reason: str = "") -> bool:
+        return self._link.reset_session(reason)
 
 
 class IngestNode(Node):
@@ -76,6 +107,12 @@ class IngestNode(Node):
         self._report_outlets = [
             SampleOutlet(self, DBW_REPORT, namespace=namespace, agent=i, bus=bus) for i in range(agents)
         ]
+        self._lidar_outlets = [
+            SampleOutlet(self, LIDAR, namespace=namespace, agent=i, bus=bus) for i in range(agents)
+        ]
+        self._camera_outlets = [
+            SampleOutlet(self, CAMERA, namespace=namespace, agent=i, bus=bus) for i in range(agents)
+        ]
         self._lock = threading.Lock()
         self._last_episode: EpisodeInfo | None = None
         self._hello: Hello | None = None
@@ -88,7 +125,9 @@ class IngestNode(Node):
             logger=self.get_logger(),
         )
         self.control = (
-            SimulationControl(self, self.link, self.episode, step_timeout_s=float(step_timeout_s))
+            SimulationControl(
+                self, _PublishedSteps(self.link, bus), self.episode, step_timeout_s=float(step_timeout_s)
+            )
             if serve_control
             else None
         )
@@ -169,6 +208,14 @@ class IngestNode(Node):
         if agent < len(self._report_outlets):
             self._report_outlets[agent].publish(report)
 
+    def on_lidar(self, agent: int, scan: LidarScan) -> None:
+        if agent < len(self._lidar_outlets):
+            self._lidar_outlets[agent].publish(scan)
+
+    def on_camera(self, agent: int, image: CameraImage) -> None:
+        if agent < len(self._camera_outlets):
+            self._camera_outlets[agent].publish(image)
+
     def on_disconnect(self, reason: str) -> None:
         self.get_logger().warning(f"simulator connection lost ({reason}); reconnecting")
         self._last_episode = None
@@ -192,6 +239,8 @@ class IngestNode(Node):
             self._session_outlet,
             *self._ins_outlets,
             *self._report_outlets,
+            *self._lidar_outlets,
+            *self._camera_outlets,
         ]
         for source in sources:
             source.close()

@@ -10,14 +10,17 @@ from rclpy.serialization import deserialize_message, serialize_message
 
 from acres_bridge.ingest.channels import (
     AGENT_RESET,
+    CAMERA,
     CLOCK,
     DBW_COMMAND,
     DBW_REPORT,
     EPISODE,
     INS,
+    LIDAR,
     IngestChannel,
 )
 from acres_bridge.wire import AgentReset, Clock, DbwCommand, EpisodeInfo, InsSample
+from acres_bridge.wire.perception import CameraImage, ImageEncoding, LidarScan
 
 INS_SAMPLE = InsSample(
     step=30,
@@ -64,6 +67,8 @@ EPISODE_INFO = EpisodeInfo(
         (DBW_REPORT, REPORT),
         (DBW_COMMAND, DbwCommand(0, 3, 1, 1, 40.0, math.inf, 0.0)),
         (AGENT_RESET, AgentReset(agent=0, x_m=38.1, y_m=70.0, yaw_rad=1.5707)),
+        (LIDAR, LidarScan(24, 200_000_000, 0, 3, 2, memoryview(bytes(range(96))))),
+        (CAMERA, CameraImage(24, 200_000_000, 1, ImageEncoding.BGR8, 2, 3, memoryview(bytes(range(18))))),
     ],
     ids=lambda value: value.suffix if isinstance(value, IngestChannel) else "",
 )

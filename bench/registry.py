@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bench import latency, lockstep
+from bench import latency, lockstep, perception
 from bench.core import Benchmark, Outcome, Row, Settings
 
 __all__ = ["BENCHMARKS", "Benchmark", "Outcome", "Row", "Settings", "row_names"]
@@ -11,6 +11,7 @@ __all__ = ["BENCHMARKS", "Benchmark", "Outcome", "Row", "Settings", "row_names"]
 BENCHMARKS: tuple[Benchmark, ...] = (
     lockstep.BENCHMARK,
     latency.BENCHMARK,
+    perception.BENCHMARK,
 )
 
 

@@ -1,21 +1,21 @@
 """LiDAR clouds and camera images -> sensor_msgs messages. Pure functions, no node.
 
 The wire already carries the data bytes in the layout of the ROS message (docs/protocol.md),
-so a conversion is one copy of the bytes into the message's array plus the header fields. The
-data goes in as an `array.array('B')`: rosidl's Python setter takes that as is, where any
-other sequence would be checked element by element in Python.
+and the ingest receives them into an `array.array('B')` (acres_bridge.wire.frames), so a
+conversion only sets the header fields and hands that array to a message made with
+check_fields=True: rosidl's setter then keeps the array as it is. (Without field checks it
+copies whatever it is given into a new array; with checks, any other sequence would be checked
+element by element in Python.)
 """
 
 from __future__ import annotations
-
-from array import array
 
 from sensor_msgs.msg import CameraInfo, Image, PointCloud2, PointField
 
 from acres_bridge.convert.ins import stamp
 from acres_bridge.wire.perception import LIDAR_POINT_STEP, CameraImage, CameraIntrinsics, LidarScan
 
-__all__ = ["POINT_FIELDS", "byte_array", "camera_info", "image", "point_cloud"]
+__all__ = ["POINT_FIELDS", "camera_info", "image", "point_cloud"]
 
 _IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
 
@@ -31,16 +31,10 @@ POINT_FIELDS = _point_fields()
 """x, y, z, intensity: float32 each, at offsets 0, 4, 8, 12 (point_step 16)."""
 
 
-def byte_array(view: memoryview) -> array[int]:
-    """The bytes as the array.array('B') that a uint8[] field of a message takes without a check."""
-    data: array[int] = array("B")
-    data.frombytes(view)
-    return data
-
-
 def point_cloud(scan: LidarScan, frame_id: str) -> PointCloud2:
     """The organised cloud: height = columns, width = rings, is_dense false (NaN for no return)."""
     message = PointCloud2(
+        check_fields=True,
         height=scan.columns,
         width=scan.rings,
         fields=POINT_FIELDS,
@@ -51,13 +45,14 @@ def point_cloud(scan: LidarScan, frame_id: str) -> PointCloud2:
     )
     message.header.stamp = stamp(scan.stamp_ns)
     message.header.frame_id = frame_id
-    message.data = byte_array(scan.points)
+    message.data = scan.points
     return message
 
 
 def image(frame: CameraImage, frame_id: str) -> Image:
     """The raw image in its encoding (bgr8), rows top first without padding."""
     message = Image(
+        check_fields=True,
         height=frame.height,
         width=frame.width,
         encoding=frame.encoding.ros_name,
@@ -66,7 +61,7 @@ def image(frame: CameraImage, frame_id: str) -> Image:
     )
     message.header.stamp = stamp(frame.stamp_ns)
     message.header.frame_id = frame_id
-    message.data = byte_array(frame.pixels)
+    message.data = frame.pixels
     return message
 
 

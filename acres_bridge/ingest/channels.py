@@ -28,7 +28,6 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from acres_bridge.convert.ins import stamp
-from acres_bridge.convert.perception import byte_array
 from acres_bridge.convert.session import episode as episode_message
 from acres_bridge.ingest.bus import BUS, BusSubscription, SampleBus
 from acres_bridge.wire import (
@@ -206,9 +205,11 @@ def _ins_from_message(message: InsSampleMessage) -> InsSample:
 
 
 def _lidar_to_message(scan: LidarScan) -> LidarScanMessage:
-    message = LidarScanMessage(step=scan.step, sensor=scan.sensor, columns=scan.columns, rings=scan.rings)
+    message = LidarScanMessage(
+        check_fields=True, step=scan.step, sensor=scan.sensor, columns=scan.columns, rings=scan.rings
+    )
     message.header.stamp = stamp(scan.stamp_ns)
-    message.points = byte_array(scan.points)
+    message.points = scan.points
     return message
 
 
@@ -219,12 +220,13 @@ def _lidar_from_message(message: LidarScanMessage) -> LidarScan:
         sensor=message.sensor,
         columns=message.columns,
         rings=message.rings,
-        points=memoryview(message.points),
+        points=message.points,
     )
 
 
 def _camera_to_message(image: CameraImage) -> CameraFrameMessage:
     message = CameraFrameMessage(
+        check_fields=True,
         step=image.step,
         sensor=image.sensor,
         encoding=int(image.encoding),
@@ -232,7 +234,7 @@ def _camera_to_message(image: CameraImage) -> CameraFrameMessage:
         height=image.height,
     )
     message.header.stamp = stamp(image.stamp_ns)
-    message.pixels = byte_array(image.pixels)
+    message.pixels = image.pixels
     return message
 
 
@@ -244,7 +246,7 @@ def _camera_from_message(message: CameraFrameMessage) -> CameraImage:
         encoding=ImageEncoding(message.encoding),
         width=message.width,
         height=message.height,
-        pixels=memoryview(message.pixels),
+        pixels=message.pixels,
     )
 
 

@@ -49,10 +49,27 @@ from acres_bridge.wire import (
 from acres_bridge.wire.frames import Frame
 from acres_bridge.wire.perception import CameraImage, LidarScan
 
-__all__ = ["LinkCounters", "LinkListener", "SimulatorLink", "StepOutcome"]
+__all__ = ["LinkCounters", "LinkListener", "SimulatorLink", "StepOutcome", "receive_into"]
 
 _log = logging.getLogger("acres_bridge.ingest")
 _RECV_BYTES = 4 * 1024 * 1024
+
+
+def receive_into(sock: socket.socket, reader: FrameReader, buffer: memoryview) -> int:
+    """One receive from a socket into a frame reader; the byte count, 0 when the peer closed.
+
+    The rest of a large payload goes straight into the buffer the reader assembles it in;
+    anything else into `buffer`, one reused buffer (recv(n) would allocate n bytes each time),
+    and from there into the reader.
+    """
+    space = reader.bulk_space()
+    if space is not None:
+        size = sock.recv_into(space)
+        reader.bulk_received(size)
+        return size
+    size = sock.recv_into(buffer)
+    reader.feed(buffer[:size])
+    return size
 
 
 class Logger(Protocol):
@@ -367,8 +384,7 @@ class SimulatorLink:
                         self._wake_r.recv(64)
                         continue
                     try:
-                        # Into one reused buffer: recv(n) would allocate n bytes on every wake-up.
-                        size = channel.sock.recv_into(receive)
+                        size = receive_into(channel.sock, channel.reader, view)
                     except (BlockingIOError, InterruptedError):
                         continue
                     if not size:
@@ -377,7 +393,6 @@ class SimulatorLink:
                         selector.unregister(channel.sock)
                         self._warn.warning(f"closed/{channel.name}", f"the simulator closed {channel.name}")
                         continue
-                    channel.reader.feed(view[:size])
                     self._dispatch_buffered(channel)
             return "stopped"
         finally:

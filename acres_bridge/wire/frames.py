@@ -13,18 +13,29 @@ version, an unknown kind or an oversized length is dropped and counted; the read
 searches the stream for the next magic, so garbage between frames never costs the frames
 after it. The check guards the length field: a corrupted length cannot swallow good frames.
 Payloads are not checksummed (TCP already does); their decoders validate sizes and values.
+
+A large payload of a bulk kind (a LiDAR cloud, a camera image) is assembled in a buffer of its
+own, an `array.array('B')` of its exact size, instead of the stream buffer: `bulk_space()`
+offers the rest of it to receive straight into (`socket.recv_into`), so its bytes are copied
+once, by the kernel, and the array becomes the data of the ROS message as it is (its decoder
+takes it over). Arrays are reused once nothing refers to them any more, so a steady stream of
+clouds does not fault in fresh pages for every cloud.
 """
 
 from __future__ import annotations
 
 import struct
+import sys
 import zlib
+from array import array
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 
 __all__ = [
+    "BULK_KINDS",
+    "BULK_PAYLOAD",
     "HEADER",
     "MAGIC",
     "MAX_PAYLOAD",
@@ -40,6 +51,9 @@ PROTOCOL_VERSION = 1
 HEADER = struct.Struct("<4sHHII")
 _HEAD = struct.Struct("<4sHHI")
 MAX_PAYLOAD = 64 * 1024 * 1024
+BULK_PAYLOAD = 64 * 1024  # bulk-kind payloads from this size on are assembled in an array of their own
+_BULK_POOL = 8  # buffers of large payloads kept for reuse per reader
+_UNREFERENCED = 3  # sys.getrefcount of a pooled buffer nothing else refers to: pool, loop, argument
 
 
 class FrameKind(IntEnum):
@@ -67,14 +81,16 @@ class FrameKind(IntEnum):
 
 
 _KINDS = frozenset(int(kind) for kind in FrameKind)
+BULK_KINDS = frozenset({FrameKind.LIDAR, FrameKind.CAMERA})
 
 
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """One decoded frame: its kind and its payload (a view into the reader's buffer copy)."""
+    """One frame: its kind and its payload: bytes, or for a large payload of a bulk kind the
+    array('B') it was received into, which its decoder may take over."""
 
     kind: FrameKind
-    payload: bytes
+    payload: bytes | array[int]
 
 
 def encode_frame(kind: FrameKind, payload: bytes | bytearray | memoryview = b"") -> bytes:
@@ -100,15 +116,47 @@ class FrameReader:
         self.version_mismatch: int | None = None
         self.frames_read = 0
         self._skipping = False  # inside a dropped stretch that may go on in the next feed
+        self._bulk: array[int] | None = None  # the large payload being assembled
+        self._bulk_kind = FrameKind.HELLO
+        self._bulk_filled = 0
+        self._pool: list[tuple[int, array[int]]] = []  # (size made for, array)
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
-        self._buffer += data
+        bulk = self._bulk
+        if bulk is not None:
+            taken = min(len(data), len(bulk) - self._bulk_filled)
+            memoryview(bulk)[self._bulk_filled : self._bulk_filled + taken] = data[:taken]
+            self._bulk_filled += taken
+            data = data[taken:]
+        if data:
+            self._buffer += data
+
+    def bulk_space(self) -> memoryview | None:
+        """The missing part of a large payload, to receive into directly; None when there is none.
+
+        After receiving n bytes into it, call `bulk_received(n)`.
+        """
+        if self._bulk is None or self._bulk_filled == len(self._bulk):
+            return None
+        return memoryview(self._bulk)[self._bulk_filled :]
+
+    def bulk_received(self, size: int) -> None:
+        """`size` bytes were received into `bulk_space()`."""
+        if self._bulk is None or not 0 <= size <= len(self._bulk) - self._bulk_filled:
+            raise ValueError(f"bulk_received({size}) does not fit the payload being assembled")
+        self._bulk_filled += size
 
     @property
     def buffered(self) -> int:
-        return len(self._buffer)
+        return len(self._buffer) + (self._bulk_filled if self._bulk is not None else 0)
 
     def frames(self) -> Iterator[Frame]:
+        if self._bulk is not None:
+            if self._bulk_filled < len(self._bulk):
+                return
+            bulk, self._bulk = self._bulk, None
+            self.frames_read += 1
+            yield Frame(self._bulk_kind, bulk)
         buffer = self._buffer
         start = 0
         try:
@@ -134,15 +182,51 @@ class FrameReader:
                     continue
                 self._skipping = False
                 end = start + HEADER.size + length
+                is_bulk = length >= BULK_PAYLOAD and kind in BULK_KINDS
                 if len(buffer) < end:
+                    if is_bulk:
+                        self._start_bulk(FrameKind(kind), length, buffer, start + HEADER.size)
+                        start = len(buffer)
                     break
+                payload: bytes | array[int]
                 with memoryview(buffer) as view:
-                    payload = bytes(view[start + HEADER.size : end])
+                    if is_bulk:
+                        payload = self._free_array(length)
+                        memoryview(payload)[:] = view[start + HEADER.size : end]
+                    else:
+                        payload = bytes(view[start + HEADER.size : end])
                 start = end
                 self.frames_read += 1
                 yield Frame(FrameKind(kind), payload)
         finally:
             del buffer[:start]
+
+    def _start_bulk(self, kind: FrameKind, length: int, buffer: bytearray, offset: int) -> None:
+        """Move the buffered start of a large payload into a buffer of the payload's size."""
+        bulk = self._free_array(length)
+        received = len(buffer) - offset
+        with memoryview(buffer) as view:
+            memoryview(bulk)[:received] = view[offset:]
+        self._bulk, self._bulk_kind, self._bulk_filled = bulk, kind, received
+
+    def _free_array(self, length: int) -> array[int]:
+        """A pooled array of `length` bytes that nothing refers to any more, else a new one.
+
+        A decoder may have cut the end off an array it took over; it gets its length back here.
+        """
+        for made_for, pooled in self._pool:
+            if made_for == length and sys.getrefcount(pooled) <= _UNREFERENCED:
+                missing = length - len(pooled)
+                if missing > 0:
+                    pooled.frombytes(bytes(missing))
+                elif missing < 0:
+                    del pooled[length:]
+                return pooled
+        fresh = array("B", bytes(length))
+        if len(self._pool) >= _BULK_POOL:
+            self._pool.pop(0)
+        self._pool.append((length, fresh))
+        return fresh
 
     @staticmethod
     def _resync(buffer: bytearray, position: int) -> int:

@@ -1,22 +1,25 @@
 """LIDAR and CAMERA frames of a sensor stream, and the sensor settings of SENSOR_META.
 
-Both payloads are a fixed little-endian header followed by the data exactly as the ROS message
-carries it, so the bridge copies bytes and never touches a point or a pixel:
+Both payloads are the data exactly as the ROS message carries it, followed by a fixed
+little-endian trailer of 28 bytes. Data first: the array a large payload is received into
+(acres_bridge.wire.frames) loses its trailer in place and becomes the message's data as it is,
+so the bridge never copies, let alone reads, a point or a pixel.
 
-    LIDAR   step uint64, stamp_ns int64, sensor uint16, point_step uint16 (16), columns uint32,
-            rings uint32, then columns x rings points of float32 x, y, z, intensity in the
-            sensor's frame; point (column c, ring r) at byte (c * rings + r) * 16.
-    CAMERA  step uint64, stamp_ns int64, sensor uint16, encoding uint16 (1 = bgr8), width uint32,
-            height uint32, then height rows of width x 3 bytes (B, G, R), top row first.
+    LIDAR   columns x rings points of float32 x, y, z, intensity in the sensor's frame, point
+            (column c, ring r) at byte (c * rings + r) * 16; then step uint64, stamp_ns int64,
+            sensor uint16, point_step uint16 (16), columns uint32, rings uint32.
+    CAMERA  height rows of width x 3 bytes (B, G, R), top row first; then step uint64, stamp_ns
+            int64, sensor uint16, encoding uint16 (1 = bgr8), width uint32, height uint32.
 
 `sensor` is the index of the sensor in the agent's SENSOR_META list. A payload whose size
-disagrees with its header is refused with ProtocolError before anything reads it.
+disagrees with its trailer is refused with ProtocolError before anything reads it.
 """
 
 from __future__ import annotations
 
 import math
 import struct
+from array import array
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, Final
@@ -27,6 +30,7 @@ from acres_bridge.wire.messages import MAX_STAMP_NS, SensorMount, register_encod
 
 __all__ = [
     "LIDAR_POINT_STEP",
+    "TRAILER_SIZE",
     "CameraImage",
     "CameraIntrinsics",
     "ImageEncoding",
@@ -47,6 +51,7 @@ MAX_LIDAR_POINTS: Final = 4_000_000
 MAX_IMAGE_SIDE: Final = 16_384
 _LIDAR = struct.Struct("<QqHHII")
 _CAMERA = struct.Struct("<QqHHII")
+TRAILER_SIZE: Final = _LIDAR.size  # 28, the same for both
 
 
 class ImageEncoding(IntEnum):
@@ -72,7 +77,7 @@ class LidarScan:
     sensor: int
     columns: int
     rings: int
-    points: memoryview
+    points: array[int]  # typecode 'B'
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +90,7 @@ class CameraImage:
     encoding: ImageEncoding
     width: int
     height: int
-    pixels: memoryview
+    pixels: array[int]  # typecode 'B'
 
     @property
     def row_step(self) -> int:
@@ -99,13 +104,31 @@ def _check_header(what: str, step: int, stamp_ns: int) -> None:
         raise ProtocolError(f"{what}: step {step} is negative")
 
 
-def decode_lidar(payload: bytes) -> LidarScan:
-    """A LIDAR payload; ProtocolError when its size or layout disagrees with its header."""
-    if len(payload) < _LIDAR.size:
+def _trailer(what: str, layout: struct.Struct, payload: bytes | array[int]) -> tuple[Any, ...]:
+    if len(payload) < layout.size:
         raise ProtocolError(
-            f"LIDAR: payload of {len(payload)} bytes is shorter than its header ({_LIDAR.size})"
+            f"{what}: payload of {len(payload)} bytes is shorter than its trailer ({layout.size})"
         )
-    step, stamp_ns, sensor, point_step, columns, rings = _LIDAR.unpack_from(payload)
+    return layout.unpack_from(payload, len(payload) - layout.size)
+
+
+def _data(payload: bytes | array[int], size: int) -> array[int]:
+    """The first `size` bytes as an array('B'): the payload itself, cut, when it is an array."""
+    if isinstance(payload, array) and payload.typecode == "B":
+        del payload[size:]  # the decoder takes over an array the frame reader made for it
+        return payload
+    data: array[int] = array("B")
+    data.frombytes(memoryview(payload)[:size])
+    return data
+
+
+def decode_lidar(payload: bytes | array[int]) -> LidarScan:
+    """A LIDAR payload; ProtocolError when its size or layout disagrees with its trailer.
+
+    An array payload (a large frame as FrameReader assembles it) is taken over: it becomes the
+    scan's points, without its trailer.
+    """
+    step, stamp_ns, sensor, point_step, columns, rings = _trailer("LIDAR", _LIDAR, payload)
     _check_header("LIDAR", step, stamp_ns)
     if point_step != LIDAR_POINT_STEP:
         raise ProtocolError(f"LIDAR: point_step {point_step}, expected {LIDAR_POINT_STEP}")
@@ -113,21 +136,21 @@ def decode_lidar(payload: bytes) -> LidarScan:
         raise ProtocolError(
             f"LIDAR: {columns} columns x {rings} rings, expected 1..{MAX_LIDAR_POINTS} points"
         )
-    expected = _LIDAR.size + columns * rings * LIDAR_POINT_STEP
-    if len(payload) != expected:
+    size = columns * rings * LIDAR_POINT_STEP
+    if len(payload) != size + TRAILER_SIZE:
         raise ProtocolError(
-            f"LIDAR: payload of {len(payload)} bytes, but {columns} columns x {rings} rings need {expected}"
+            f"LIDAR: payload of {len(payload)} bytes, but {columns} columns x {rings} rings "
+            f"need {size + TRAILER_SIZE}"
         )
-    return LidarScan(step, stamp_ns, sensor, columns, rings, memoryview(payload)[_LIDAR.size :])
+    return LidarScan(step, stamp_ns, sensor, columns, rings, _data(payload, size))
 
 
-def decode_camera(payload: bytes) -> CameraImage:
-    """A CAMERA payload; ProtocolError when its size or layout disagrees with its header."""
-    if len(payload) < _CAMERA.size:
-        raise ProtocolError(
-            f"CAMERA: payload of {len(payload)} bytes is shorter than its header ({_CAMERA.size})"
-        )
-    step, stamp_ns, sensor, code, width, height = _CAMERA.unpack_from(payload)
+def decode_camera(payload: bytes | array[int]) -> CameraImage:
+    """A CAMERA payload; ProtocolError when its size or layout disagrees with its trailer.
+
+    An array payload is taken over, as by decode_lidar.
+    """
+    step, stamp_ns, sensor, code, width, height = _trailer("CAMERA", _CAMERA, payload)
     _check_header("CAMERA", step, stamp_ns)
     try:
         encoding = ImageEncoding(code)
@@ -135,12 +158,12 @@ def decode_camera(payload: bytes) -> CameraImage:
         raise ProtocolError(f"CAMERA: unknown encoding {code}, expected 1 (bgr8)") from None
     if not (0 < width <= MAX_IMAGE_SIDE and 0 < height <= MAX_IMAGE_SIDE):
         raise ProtocolError(f"CAMERA: image of {width} x {height}, expected sides of 1..{MAX_IMAGE_SIDE}")
-    expected = _CAMERA.size + width * height * encoding.bytes_per_pixel
-    if len(payload) != expected:
+    size = width * height * encoding.bytes_per_pixel
+    if len(payload) != size + TRAILER_SIZE:
         raise ProtocolError(
-            f"CAMERA: payload of {len(payload)} bytes, but {width} x {height} needs {expected}"
+            f"CAMERA: payload of {len(payload)} bytes, but {width} x {height} needs {size + TRAILER_SIZE}"
         )
-    return CameraImage(step, stamp_ns, sensor, encoding, width, height, memoryview(payload)[_CAMERA.size :])
+    return CameraImage(step, stamp_ns, sensor, encoding, width, height, _data(payload, size))
 
 
 def _bytes_of(buffer: Any) -> memoryview:
@@ -153,7 +176,7 @@ def lidar_payload(*, step: int, stamp_ns: int, sensor: int, columns: int, rings:
     data = _bytes_of(points)
     if data.nbytes != columns * rings * LIDAR_POINT_STEP:
         raise ValueError(f"LIDAR points of {data.nbytes} bytes for {columns} x {rings} points")
-    return b"".join((_LIDAR.pack(step, stamp_ns, sensor, LIDAR_POINT_STEP, columns, rings), data))
+    return b"".join((data, _LIDAR.pack(step, stamp_ns, sensor, LIDAR_POINT_STEP, columns, rings)))
 
 
 def camera_payload(*, step: int, stamp_ns: int, sensor: int, width: int, height: int, pixels: Any) -> bytes:
@@ -161,7 +184,7 @@ def camera_payload(*, step: int, stamp_ns: int, sensor: int, width: int, height:
     data = _bytes_of(pixels)
     if data.nbytes != width * height * ImageEncoding.BGR8.bytes_per_pixel:
         raise ValueError(f"CAMERA pixels of {data.nbytes} bytes for a {width} x {height} bgr8 image")
-    return b"".join((_CAMERA.pack(step, stamp_ns, sensor, ImageEncoding.BGR8, width, height), data))
+    return b"".join((data, _CAMERA.pack(step, stamp_ns, sensor, ImageEncoding.BGR8, width, height)))
 
 
 def encode_lidar_frame(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from acres_bridge.wire import dbw, perception
 from acres_bridge.wire import messages as m
@@ -37,4 +38,5 @@ def decode(frame: Frame) -> object:
     decoder = DECODERS.get(frame.kind)
     if decoder is None:
         raise ProtocolError(f"{frame.kind.name}: no decoder for this frame kind in this version")
-    return decoder(frame.payload)
+    # Only the decoders of bulk kinds get an array payload (FrameReader), and they take arrays.
+    return decoder(cast(bytes, frame.payload))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from array import array
+
 import numpy as np
 import pytest
 from rclpy.serialization import deserialize_message, serialize_message
@@ -25,7 +27,7 @@ def _scan(columns: int = 1800, rings: int = 32) -> tuple[LidarScan, np.ndarray]:
     rng = np.random.default_rng(1)
     points = rng.normal(size=(columns, rings, 4)).astype(np.float32)
     points[0, 0, :3] = np.nan
-    return LidarScan(3973, STAMP_NS, 0, columns, rings, memoryview(points.tobytes())), points
+    return LidarScan(3973, STAMP_NS, 0, columns, rings, array("B", points.tobytes())), points
 
 
 def test_point_cloud_is_the_spec_layout():
@@ -49,7 +51,7 @@ def test_point_cloud_is_the_spec_layout():
 
 def test_image_is_bgr8_without_padding():
     pixels = np.arange(512 * 896 * 3, dtype=np.uint32).astype(np.uint8).reshape(512, 896, 3)
-    frame = CameraImage(3973, STAMP_NS, 1, ImageEncoding.BGR8, 896, 512, memoryview(pixels.tobytes()))
+    frame = CameraImage(3973, STAMP_NS, 1, ImageEncoding.BGR8, 896, 512, array("B", pixels.tobytes()))
     message = deserialize_message(serialize_message(image(frame, "reolink_camera_optical")), Image)
     assert (message.height, message.width, message.encoding, message.step) == (512, 896, "bgr8", 2688)
     assert message.header.frame_id == "reolink_camera_optical"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from array import array
 
 import pytest
 from convert.test_dbw import REPORT
@@ -67,8 +68,8 @@ EPISODE_INFO = EpisodeInfo(
         (DBW_REPORT, REPORT),
         (DBW_COMMAND, DbwCommand(0, 3, 1, 1, 40.0, math.inf, 0.0)),
         (AGENT_RESET, AgentReset(agent=0, x_m=38.1, y_m=70.0, yaw_rad=1.5707)),
-        (LIDAR, LidarScan(24, 200_000_000, 0, 3, 2, memoryview(bytes(range(96))))),
-        (CAMERA, CameraImage(24, 200_000_000, 1, ImageEncoding.BGR8, 2, 3, memoryview(bytes(range(18))))),
+        (LIDAR, LidarScan(24, 200_000_000, 0, 3, 2, array("B", bytes(range(96))))),
+        (CAMERA, CameraImage(24, 200_000_000, 1, ImageEncoding.BGR8, 2, 3, array("B", bytes(range(18))))),
     ],
     ids=lambda value: value.suffix if isinstance(value, IngestChannel) else "",
 )

@@ -10,6 +10,7 @@ import dataclasses
 import threading
 import time
 import uuid
+from array import array
 from collections.abc import Iterator
 from typing import Any
 
@@ -65,13 +66,13 @@ META = SensorMeta(
 
 def _scan(step: int, sensor: int = 1, columns: int = COLUMNS) -> LidarScan:
     points = np.full((columns, RINGS, 4), step, dtype=np.float32)
-    return LidarScan(step, step * 8_333_333, sensor, columns, RINGS, memoryview(points.tobytes()))
+    return LidarScan(step, step * 8_333_333, sensor, columns, RINGS, array("B", points.tobytes()))
 
 
 def _image(step: int, sensor: int = 2, width: int = WIDTH) -> CameraImage:
     pixels = np.full((HEIGHT, width, 3), step % 256, dtype=np.uint8)
     return CameraImage(
-        step, step * 8_333_333, sensor, ImageEncoding.BGR8, width, HEIGHT, memoryview(pixels.tobytes())
+        step, step * 8_333_333, sensor, ImageEncoding.BGR8, width, HEIGHT, array("B", pixels.tobytes())
     )
 
 
@@ -204,7 +205,7 @@ def test_lockstep_waits_for_room_and_drain_waits_for_publishing(rig):
         (_image(12, sensor=1), "sensor"),
         (_image(12, width=WIDTH // 2), "size"),
         (dataclasses.replace(_scan(12), columns=COLUMNS + 1), "size"),
-        (dataclasses.replace(_image(12), pixels=memoryview(bytes(10))), "size"),
+        (dataclasses.replace(_image(12), pixels=array("B", bytes(10))), "size"),
     ],
     ids=["cloud-of-another-sensor", "image-of-another-sensor", "image-size", "cloud-size", "image-bytes"],
 )

@@ -7,6 +7,7 @@ import math
 import re
 import struct
 import zlib
+from array import array
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import fields, replace
@@ -214,8 +215,8 @@ SAMPLES: dict[str, object] = {
         speed_brake_mps=1.5,
         speed_propulsion_mps=1.5,
     ),
-    "lidar": LidarScan(12, 100_000_000, 0, 4, 2, memoryview(struct.pack("<32f", *range(32)))),
-    "camera": CameraImage(12, 100_000_000, 1, ImageEncoding.BGR8, 2, 2, memoryview(bytes(range(12)))),
+    "lidar": LidarScan(12, 100_000_000, 0, 4, 2, array("B", struct.pack("<32f", *range(32)))),
+    "camera": CameraImage(12, 100_000_000, 1, ImageEncoding.BGR8, 2, 2, array("B", bytes(range(12)))),
 }
 
 KIND_OF_SAMPLE = {

@@ -6,6 +6,7 @@ import json
 import math
 import struct
 import zlib
+from array import array
 from collections import Counter
 from typing import Any
 
@@ -102,8 +103,8 @@ MESSAGES: list[object] = [
     ErrorReply(code="version", message="the bridge speaks protocol version 1"),
     EPISODE,
     HELLO,
-    LidarScan(3101, 25_841_668_009, 0, 3, 2, memoryview(struct.pack("<24f", *range(24)))),
-    CameraImage(3101, 25_841_668_009, 1, ImageEncoding.BGR8, 3, 2, memoryview(bytes(range(18)))),
+    LidarScan(3101, 25_841_668_009, 0, 3, 2, array("B", struct.pack("<24f", *range(24)))),
+    CameraImage(3101, 25_841_668_009, 1, ImageEncoding.BGR8, 3, 2, array("B", bytes(range(18)))),
 ]
 GOOD = [encode(message) for message in MESSAGES]
 

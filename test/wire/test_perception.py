@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import struct
+from array import array
 
 import numpy as np
 import pytest
 
 from acres_bridge.wire import FrameKind, FrameReader, ProtocolError, SensorMount, decode, encode
 from acres_bridge.wire.perception import (
+    TRAILER_SIZE,
     CameraImage,
     CameraIntrinsics,
     ImageEncoding,
@@ -57,6 +59,18 @@ def test_lidar_frame_round_trips_the_array_bytes():
     assert decode(_frames(encode(scan))[0]) == scan
 
 
+def test_a_bytes_payload_is_copied_and_an_array_payload_taken_over():
+    payload = lidar_payload(step=12, stamp_ns=0, sensor=0, columns=5, rings=3, points=_cloud())
+    from_bytes = decode_lidar(payload)
+    assert isinstance(from_bytes.points, array)
+    assert len(payload) == 5 * 3 * 16 + TRAILER_SIZE  # untouched
+    owned = array("B", payload)
+    from_array = decode_lidar(owned)
+    assert from_array.points is owned
+    assert len(owned) == 5 * 3 * 16
+    assert from_array == from_bytes
+
+
 def test_camera_frame_round_trips_the_image_bytes():
     image = np.arange(4 * 6 * 3, dtype=np.uint8).reshape(4, 6, 3)
     (frame,) = _frames(
@@ -85,14 +99,14 @@ def test_encoders_refuse_a_buffer_of_the_wrong_size():
 def _lidar(
     columns: int = 5, rings: int = 3, *, point_step: int = 16, stamp_ns: int = 0, extra: int = 0
 ) -> bytes:
-    body = bytes(columns * rings * 16 + extra) if extra >= 0 else bytes(columns * rings * 16)[:extra]
-    return struct.pack("<QqHHII", 1, stamp_ns, 0, point_step, columns, rings) + body
+    body = bytes(max(0, columns * rings * 16 + extra))
+    return body + struct.pack("<QqHHII", 1, stamp_ns, 0, point_step, columns, rings)
 
 
 @pytest.mark.parametrize(
     ("payload", "message"),
     [
-        (b"\x00" * 10, "shorter than its header"),
+        (b"\x00" * 10, "shorter than its trailer"),
         (_lidar(extra=-1), "need 268"),
         (_lidar(extra=16), "need 268"),
         (_lidar(point_step=12), "point_step 12, expected 16"),
@@ -108,13 +122,13 @@ def test_lidar_decoder_refuses_a_payload_that_disagrees_with_its_header(payload,
 
 def _camera(width: int = 4, height: int = 2, *, code: int = 1, extra: int = 0) -> bytes:
     size = max(0, width * height * 3 + extra)
-    return struct.pack("<QqHHII", 1, 0, 0, code, width, height) + bytes(size)
+    return bytes(size) + struct.pack("<QqHHII", 1, 0, 0, code, width, height)
 
 
 @pytest.mark.parametrize(
     ("payload", "message"),
     [
-        (b"\x01", "shorter than its header"),
+        (b"\x01", "shorter than its trailer"),
         (_camera(extra=-3), "but 4 x 2 needs 52"),
         (_camera(extra=1), "but 4 x 2 needs 52"),
         (_camera(width=3, height=2, extra=6), "but 3 x 2 needs 46"),

@@ -6,21 +6,35 @@ arguments) both build a BridgeConfig and call plan_bridge(); neither decides any
     config = BridgeConfig.from_parameters({"vehicle": "polaris", "control_port": 47100})
     for node in plan_bridge(config):
         print(node.plugin, node.node_name, node.parameters)
+
+Several agents (spec: Several Agents): `agents` says which agents of the session a bridge
+serves, `auto` for all. serve_agents() gives each one its place: the first served agent (agent 0
+with `auto`) takes the bridge's namespace, the frame_prefix parameter, /clock and /sim/episode;
+every other one a namespace /<name> below the bridge's and the frame prefix <name>/, its name
+sanitised (any character but a letter, a digit or _ becomes _). plan_agent() plans one agent's
+nodes; the ingest and the simulation services stay with the bridge.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 __all__ = [
     "PACKAGE",
     "SUBSYSTEMS",
+    "AgentSlot",
     "BridgeConfig",
     "PlannedNode",
+    "SessionAgent",
     "Subsystem",
+    "agent_namespace",
+    "plan_agent",
     "plan_bridge",
+    "sanitize_name",
+    "serve_agents",
 ]
 
 PACKAGE = "acres_bridge"
@@ -72,6 +86,7 @@ class BridgeConfig:
     """Everything the plan depends on, validated once."""
 
     vehicle: str = "polaris"
+    agents: str = "0"
     control_host: str = "127.0.0.1"
     control_port: int = 47100
     reconnect_interval_s: float = 0.5
@@ -86,6 +101,7 @@ class BridgeConfig:
     def __post_init__(self) -> None:
         if self.vehicle not in VEHICLES:
             raise ValueError(f"vehicle must be one of {', '.join(VEHICLES)}; found {self.vehicle!r}")
+        _parse_agents(self.agents)
         if not 0 < self.control_port < 65536:
             raise ValueError(f"control_port must be a TCP port (1..65535); found {self.control_port}")
         unknown = set(self.toggles) - {s.name for s in SUBSYSTEMS}
@@ -114,6 +130,9 @@ class BridgeConfig:
         if unknown:
             raise ValueError(f"unknown bridge parameters {sorted(unknown)}")
         merged = {**defaults, **values}
+        agents = merged["agents"]
+        if isinstance(agents, int) and not isinstance(agents, bool):
+            merged["agents"] = str(agents)  # agents:=1 arrives as an integer from the command line
         for name, default in defaults.items():
             value = merged[name]
             expected = type(default)
@@ -123,6 +142,119 @@ class BridgeConfig:
                 raise ValueError(f"parameter {name} must be {expected.__name__}; found {value!r}")
         toggles = {s.name: bool(merged.pop(s.name)) for s in SUBSYSTEMS}
         return cls(toggles=toggles, **merged)
+
+
+_AUTO = "auto"
+_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
+
+
+def _parse_agents(text: str) -> tuple[int, ...] | None:
+    """None for "auto" (every agent), else the agent indices of a comma-separated list, in order."""
+    if text.strip() == _AUTO:
+        return None
+    try:
+        indices = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(f"agents must be auto or agent indices like 0 or 0,2; found {text!r}") from None
+    if not indices or min(indices) < 0 or len(set(indices)) != len(indices):
+        raise ValueError(f"agents must be auto or distinct agent indices >= 0; found {text!r}")
+    return indices
+
+
+def sanitize_name(name: str) -> str:
+    """An agent name as a ROS name token: every character but a letter, a digit or _ becomes _;
+    a leading digit gets a leading _ (ROS name tokens do not start with a digit)."""
+    token = _UNSAFE.sub("_", name) or "_"
+    return f"_{token}" if token[0].isdigit() else token
+
+
+def agent_namespace(bridge_namespace: str, name: str) -> str:
+    """The namespace of a further agent: /<name> below the bridge's namespace."""
+    base = bridge_namespace.rstrip("/")
+    return f"{base}/{sanitize_name(name)}"
+
+
+@dataclass(frozen=True)
+class SessionAgent:
+    """An agent as the session lists it (the simulator's HELLO)."""
+
+    index: int
+    name: str
+    vehicle: str
+
+
+@dataclass(frozen=True)
+class AgentSlot:
+    """An agent this bridge serves, with its place on the ROS side.
+
+    `primary` is the bridge's first served agent: it publishes /clock (when publish_clock) and
+    /sim/episode, in the bridge's own namespace with the frame_prefix parameter.
+    """
+
+    index: int
+    name: str
+    vehicle: str
+    namespace: str
+    frame_prefix: str
+    primary: bool
+
+
+def serve_agents(
+    config: BridgeConfig, agents: Sequence[SessionAgent], *, namespace: str = ""
+) -> list[AgentSlot]:
+    """The agents of a session that this bridge serves, in order, each with its namespace and prefix.
+
+    An index of `agents` that the session does not have is left out; so is an agent whose vehicle
+    differs from a vehicle the config fixes for the first served agent.
+    """
+    wanted = _parse_agents(config.agents)
+    by_index = {agent.index: agent for agent in agents}
+    chosen = list(agents) if wanted is None else [by_index[i] for i in wanted if i in by_index]
+    slots = []
+    for position, agent in enumerate(chosen):
+        primary = position == 0
+        slots.append(
+            AgentSlot(
+                index=agent.index,
+                name=agent.name,
+                vehicle=agent.vehicle,
+                namespace=namespace if primary else agent_namespace(namespace, agent.name),
+                frame_prefix=config.frame_prefix if primary else f"{sanitize_name(agent.name)}/",
+                primary=primary,
+            )
+        )
+    return slots
+
+
+def plan_agent(config: BridgeConfig, slot: AgentSlot, *, ingest_namespace: str = "") -> list[PlannedNode]:
+    """The subsystem nodes of one served agent (no ingest): in the slot's namespace, with its index,
+    vehicle and frame prefix; /clock and /sim/episode only for the primary agent."""
+    planned = []
+    for subsystem in SUBSYSTEMS:
+        if subsystem.name == "ingest" or not config.enabled(subsystem.name):
+            continue
+        if slot.vehicle not in subsystem.vehicles or (subsystem.name == "episode" and not slot.primary):
+            continue
+        values: dict[str, ParameterValue] = {
+            **_as_dict(config),
+            "vehicle": slot.vehicle,
+            "frame_prefix": slot.frame_prefix,
+            "publish_clock": config.publish_clock and slot.primary,
+        }
+        parameters = {name: values[name] for name in (*_NODE_PARAMETERS[subsystem.name], *_SHARED)}
+        parameters["agent"] = slot.index
+        if slot.namespace != ingest_namespace:
+            parameters["ingest_namespace"] = ingest_namespace or "/"
+        planned.append(
+            PlannedNode(
+                subsystem=subsystem.name,
+                plugin=subsystem.plugin,
+                node_name=subsystem.name,
+                namespace=slot.namespace,
+                parameters=parameters,
+            )
+        )
+    return planned
 
 
 @dataclass(frozen=True)

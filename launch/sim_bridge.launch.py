@@ -5,8 +5,8 @@
 
 Every parameter of the bridge is a launch argument with its default from acres_bridge.plan;
 which nodes run is decided by acres_bridge.plan.plan_bridge, the same code the sim_bridge
-executable runs. vehicle:=auto starts the sim_bridge executable itself, which plans once the
-simulator has said which vehicle agent 0 is.
+executable runs. vehicle:=auto or agents:=auto starts the sim_bridge executable itself, which
+plans once the simulator has said which agents the session has and which vehicle each is.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def _bridge(context: LaunchContext) -> list[Any]:
     values = {name: _typed(LaunchConfiguration(name).perform(context), d) for name, d in defaults.items()}
     namespace = LaunchConfiguration("namespace").perform(context)
     config = BridgeConfig.from_parameters(values)
-    if config.vehicle == "auto":
+    if config.vehicle == "auto" or config.agents != "0":
         return [
             Node(
                 package="acres_bridge",

@@ -8,7 +8,15 @@ import pytest
 import yaml
 
 from acres_bridge.container.registry import find_component
-from acres_bridge.plan import SUBSYSTEMS, BridgeConfig, plan_bridge
+from acres_bridge.plan import (
+    SUBSYSTEMS,
+    BridgeConfig,
+    SessionAgent,
+    plan_agent,
+    plan_bridge,
+    sanitize_name,
+    serve_agents,
+)
 
 PARAMS_FILE = Path(__file__).resolve().parent.parent / "params" / "sim_bridge.yaml"
 
@@ -81,3 +89,86 @@ def test_an_integer_is_taken_for_a_float_parameter() -> None:
 def test_the_parameter_file_shows_every_parameter_with_its_default() -> None:
     values = yaml.safe_load(PARAMS_FILE.read_text())["sim_bridge"]["ros__parameters"]
     assert values == BridgeConfig.parameter_defaults()
+
+
+# ---- several agents --------------------------------------------------------------------------------
+
+SESSION = [
+    SessionAgent(0, "polaris", "polaris"),
+    SessionAgent(1, "polaris 2", "polaris"),
+    SessionAgent(2, "maxxum", "maxxum"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "token"),
+    [("polaris", "polaris"), ("polaris 2", "polaris_2"), ("a-b.c/d", "a_b_c_d"), ("2nd", "_2nd"), ("", "_")],
+)
+def test_sanitize_name_makes_a_ros_name_token(name, token):
+    assert sanitize_name(name) == token
+
+
+def test_auto_serves_every_agent_with_its_namespace_and_prefix():
+    slots = serve_agents(BridgeConfig(vehicle="auto", agents="auto"), SESSION, namespace="/sim")
+    assert [(s.index, s.namespace, s.frame_prefix, s.primary) for s in slots] == [
+        (0, "/sim", "", True),
+        (1, "/sim/polaris_2", "polaris_2/", False),
+        (2, "/sim/maxxum", "maxxum/", False),
+    ]
+    root = serve_agents(BridgeConfig(vehicle="auto", agents="auto"), SESSION)
+    assert [s.namespace for s in root] == ["", "/polaris_2", "/maxxum"]
+
+
+def test_a_second_bridge_serves_its_agent_as_its_first_one():
+    config = BridgeConfig(vehicle="auto", agents="1", publish_clock=False, frame_prefix="polaris2/")
+    (slot,) = serve_agents(config, SESSION, namespace="/polaris2")
+    assert (slot.index, slot.namespace, slot.frame_prefix, slot.primary) == (
+        1,
+        "/polaris2",
+        "polaris2/",
+        True,
+    )
+    clock_tf = next(
+        p for p in plan_agent(config, slot, ingest_namespace="/polaris2") if p.subsystem == "clock_tf"
+    )
+    assert clock_tf.parameters["publish_clock"] is False
+    assert clock_tf.parameters["agent"] == 1
+
+
+def test_an_index_the_session_lacks_is_left_out():
+    assert [s.index for s in serve_agents(BridgeConfig(agents="2,7"), SESSION)] == [2]
+
+
+def test_plan_agent_gives_each_agent_its_vehicle_nodes_and_the_clock_and_episode_to_agent_0_only():
+    config = BridgeConfig(vehicle="auto", agents="auto")
+    slots = serve_agents(config, SESSION)
+    plans = [plan_agent(config, slot) for slot in slots]
+    assert [p.subsystem for p in plans[0]] == ["clock_tf", "ins", "perception", "episode", "dbw", "reset"]
+    assert [p.subsystem for p in plans[1]] == ["clock_tf", "ins", "perception", "dbw", "reset"]
+    assert [p.subsystem for p in plans[2]] == ["clock_tf", "ins", "perception", "reset"]
+    assert [p.parameters["publish_clock"] for p in (plans[0][0], plans[1][0], plans[2][0])] == [
+        True,
+        False,
+        False,
+    ]
+    second = plans[1][1]
+    assert second.namespace == "/polaris_2"
+    assert second.parameters == {
+        "vehicle": "polaris",
+        "frame_prefix": "polaris_2/",
+        "utm_frame": "utm",
+        "agent": 1,
+        "ingest_namespace": "/",
+    }
+    assert "ingest_namespace" not in plans[0][1].parameters  # agent 0 shares the ingest's namespace
+    assert plans[2][0].parameters["vehicle"] == "maxxum"
+
+
+@pytest.mark.parametrize("text", ["", "x", "0,0", "-1", "1,a"])
+def test_bad_agents_are_refused(text):
+    with pytest.raises(ValueError, match="agents must be auto or"):
+        BridgeConfig(agents=text)
+
+
+def test_agents_given_as_an_integer_parameter_is_taken():
+    assert BridgeConfig.from_parameters({"agents": 1}).agents == "1"

@@ -6,8 +6,11 @@ another process subscribes, on the internal ROS topic of its channel. It also se
 control (simulation_interfaces) in the root namespace.
 
 Parameters: control_host, control_port, reconnect_interval_s, step_timeout_s,
-simulation_control (serve the simulation_interfaces services), agents (how many agent slots
-of INS channels to offer).
+simulation_control (serve the simulation_interfaces services).
+
+The channels of an agent (INS, drive-by-wire reports and commands, LiDAR, camera, resets) are
+made when a session first lists the agent, for up to MAX_AGENTS agents, and kept for later
+sessions; so one ingest serves every agent of every session without a restart.
 """
 
 from __future__ import annotations
@@ -93,26 +96,18 @@ class IngestNode(Node):
         reconnect_s = self.declare_parameter("reconnect_interval_s", 0.5).value
         step_timeout_s = self.declare_parameter("step_timeout_s", 60.0).value
         serve_control = self.declare_parameter("simulation_control", True).value
-        agents = self.declare_parameter("agents", 1).value
-        if not 1 <= agents <= MAX_AGENTS:
-            raise ValueError(f"parameter agents must be 1..{MAX_AGENTS}, found {agents}")
         namespace = self.get_namespace()
+        self._namespace = namespace
         self._bus = bus
         self._clock_outlet = SampleOutlet(self, CLOCK, namespace=namespace, bus=bus)
         self._episode_outlet = SampleOutlet(self, EPISODE, namespace=namespace, bus=bus)
         self._session_outlet = SampleOutlet(self, SESSION, namespace=namespace, bus=bus)
-        self._ins_outlets = [
-            SampleOutlet(self, INS, namespace=namespace, agent=i, bus=bus) for i in range(agents)
-        ]
-        self._report_outlets = [
-            SampleOutlet(self, DBW_REPORT, namespace=namespace, agent=i, bus=bus) for i in range(agents)
-        ]
-        self._lidar_outlets = [
-            SampleOutlet(self, LIDAR, namespace=namespace, agent=i, bus=bus) for i in range(agents)
-        ]
-        self._camera_outlets = [
-            SampleOutlet(self, CAMERA, namespace=namespace, agent=i, bus=bus) for i in range(agents)
-        ]
+        self._ins_outlets: list[SampleOutlet[InsSample]] = []
+        self._report_outlets: list[SampleOutlet[DbwReport]] = []
+        self._lidar_outlets: list[SampleOutlet[LidarScan]] = []
+        self._camera_outlets: list[SampleOutlet[CameraImage]] = []
+        self._command_sources: list[SampleSource[DbwCommand]] = []
+        self._reset_sources: list[SampleSource[AgentReset]] = []
         self._lock = threading.Lock()
         self._last_episode: EpisodeInfo | None = None
         self._hello: Hello | None = None
@@ -132,17 +127,27 @@ class IngestNode(Node):
             else None
         )
         self._session_outlet.publish(Session(connected=False, hello=None))
-        # Commands and resets from the subsystem nodes, in this process or another, to the simulator.
-        self._command_sources = [
-            SampleSource(self, DBW_COMMAND, self._command_sender(i), namespace=namespace, agent=i, bus=bus)
-            for i in range(agents)
-        ]
-        self._reset_sources = [
-            SampleSource(self, AGENT_RESET, self._reset_sender(i), namespace=namespace, agent=i, bus=bus)
-            for i in range(agents)
-        ]
+        self._add_agents(1)  # agent 0's channels exist before any session
         self.link.start()
         self.get_logger().info(f"connecting to the simulator at {host}:{port}")
+
+    def _add_agents(self, count: int) -> None:
+        """Make the channels of agents up to `count` (at most MAX_AGENTS) that have none yet."""
+        namespace, bus = self._namespace, self._bus
+        for i in range(len(self._ins_outlets), min(count, MAX_AGENTS)):
+            self._ins_outlets.append(SampleOutlet(self, INS, namespace=namespace, agent=i, bus=bus))
+            self._report_outlets.append(SampleOutlet(self, DBW_REPORT, namespace=namespace, agent=i, bus=bus))
+            self._lidar_outlets.append(SampleOutlet(self, LIDAR, namespace=namespace, agent=i, bus=bus))
+            self._camera_outlets.append(SampleOutlet(self, CAMERA, namespace=namespace, agent=i, bus=bus))
+            # Commands and resets from the subsystem nodes, in this process or another, to the simulator.
+            self._command_sources.append(
+                SampleSource(
+                    self, DBW_COMMAND, self._command_sender(i), namespace=namespace, agent=i, bus=bus
+                )
+            )
+            self._reset_sources.append(
+                SampleSource(self, AGENT_RESET, self._reset_sender(i), namespace=namespace, agent=i, bus=bus)
+            )
 
     def _command_sender(self, agent: int) -> Callable[[DbwCommand], None]:
         def send(command: DbwCommand) -> None:
@@ -168,11 +173,11 @@ class IngestNode(Node):
     # ---- LinkListener (I/O thread) -----------------------------------------------------------
 
     def on_session(self, hello: Hello) -> None:
-        if len(hello.agents) > len(self._ins_outlets):
+        if len(hello.agents) > MAX_AGENTS:
             self.get_logger().warning(
-                f"the session has {len(hello.agents)} agents; this ingest serves the first "
-                f"{len(self._ins_outlets)} (parameter agents)"
+                f"the session has {len(hello.agents)} agents; this ingest serves the first {MAX_AGENTS}"
             )
+        self._add_agents(len(hello.agents))
         with self._lock:
             self._hello = hello
             self._metas = [None] * len(hello.agents)

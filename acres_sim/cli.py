@@ -20,12 +20,17 @@ import dataclasses
 import logging
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from types import FrameType
 
+from acres_sim.errors import AcresSimError
+from acres_sim.scene import Scene, acre_scene, flat_scene
 from acres_sim.server import SimServer
 from acres_sim.world import DEFAULT_MAP, AgentSpec, Source, VehicleKind, World
+
+SCENES: dict[str, Callable[[], Scene]] = {"acre": acre_scene, "flat": flat_scene}
+MAX_AGENT_PORTS = 32  # room that --agent-ports leaves above its base: 16 agents
 
 __all__ = ["main", "parse_agent"]
 
@@ -43,6 +48,20 @@ def _utc(text: str) -> datetime:
         return datetime.strptime(text, "%Y%m%dT%H%M%S").replace(tzinfo=UTC)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected YYYYMMDDTHHMMSS, found {text!r}") from None
+
+
+def make_world(args: argparse.Namespace, agents: Sequence[AgentSpec], start: datetime) -> World:
+    """The session the command line describes; AcresSimError when it cannot be (e.g. a Maxxum in Core)."""
+    return World(
+        seed=args.seed,
+        start_utc=start,
+        agents=agents,
+        lockstep=args.lockstep,
+        map_name=args.map,
+        source=Source.CORE if args.core else Source.UNREAL,
+        scene=SCENES[args.scene](),
+        perception=args.perception,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -75,8 +94,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default loopback)")
     parser.add_argument("--port", type=int, default=47100, help="control port (default 47100; 0 = any)")
+    parser.add_argument(
+        "--agent-ports",
+        type=int,
+        default=0,
+        metavar="BASE",
+        help="agent i's sensor and vehicle channels on BASE + 2i and BASE + 2i + 1 "
+        "(default: ports of the system's choice)",
+    )
     parser.add_argument("--map", default=DEFAULT_MAP, help=f"map name (default {DEFAULT_MAP})")
     parser.add_argument("--core", action="store_true", help="an ACRES Core session (source core)")
+    parser.add_argument(
+        "--scene",
+        choices=tuple(SCENES),
+        default="acre",
+        help="what the LiDARs and cameras see and the vehicles drive on: acre (the tile: rolling "
+        "ground, farm buildings, crop) or flat (flat ground and nothing else); default acre",
+    )
+    parser.add_argument(
+        "--perception",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="make LiDAR clouds and camera images (default on; --no-perception saves their cost)",
+    )
     parser.add_argument(
         "--start-utc",
         type=_utc,
@@ -88,22 +128,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=args.log_level, format="acres_sim %(levelname)s: %(message)s")
     if args.seed < 0 or args.seed >= 1 << 32:
         parser.error("--seed must be in 0 .. 2^32-1")
+    if not 0 <= args.agent_ports <= 65535 - 2 * MAX_AGENT_PORTS:
+        parser.error(f"--agent-ports must be 0 or a port that leaves room for {MAX_AGENT_PORTS} ports")
     agents = args.agent or [AgentSpec(name=args.vehicle, vehicle=VehicleKind(args.vehicle))]
     if args.autopilot:
         agents = [
             dataclasses.replace(a, autopilot=True) if a.vehicle is VehicleKind.POLARIS else a for a in agents
         ]
     start = args.start_utc or datetime.now(UTC).replace(microsecond=0)
-    world = World(
-        seed=args.seed,
-        start_utc=start,
-        agents=agents,
-        lockstep=args.lockstep,
-        map_name=args.map,
-        source=Source.CORE if args.core else Source.UNREAL,
-    )
     try:
-        server = SimServer(world, host=args.host, port=args.port)
+        world = make_world(args, agents, start)
+    except AcresSimError as error:
+        print(f"acres_sim: {error}", file=sys.stderr)
+        return 2
+    try:
+        server = SimServer(world, host=args.host, port=args.port, agent_ports=args.agent_ports)
     except OSError as error:
         print(f"acres_sim: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
         return 1
@@ -116,7 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"acres_sim: listening on {args.host}:{server.control_port} "
         f"({'lockstep' if args.lockstep else 'free run'}, seed {args.seed}, "
-        f"{'autopilot' if args.autopilot else 'no autopilot'}, "
+        f"{'autopilot' if args.autopilot else 'no autopilot'}, scene {args.scene}, "
+        f"{'perception' if args.perception else 'no perception'}, "
         f"agents {', '.join(f'{a.name} ({a.vehicle})' for a in agents)})",
         flush=True,
     )

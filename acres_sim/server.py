@@ -47,10 +47,17 @@ from acres_bridge.wire import (
     encode,
 )
 from acres_bridge.wire import InsSample as WireIns
+from acres_bridge.wire.perception import (
+    CameraIntrinsics,
+    LidarLayout,
+    encode_camera_frame,
+    encode_lidar_frame,
+)
 from acres_sim import __version__
 from acres_sim.clock import PHYSICS_RATE_HZ as PHYSICS_HZ
 from acres_sim.errors import AcresSimError
 from acres_sim.ins import InsSample
+from acres_sim.sensors import PERCEPTION_RATE_HZ, SensorFrame
 from acres_sim.vehicles import VehicleParams
 from acres_sim.world import SimState, StepOutput, World
 
@@ -88,16 +95,29 @@ def wire_ins(sample: InsSample) -> WireIns:
 
 
 def sensor_meta(world: World, index: int) -> SensorMeta:
-    """SENSOR_META of one agent: its georeference and its rig."""
+    """SENSOR_META of one agent: its georeference and its rig, with the LiDAR's layout and the
+    camera's intrinsics. Without a camera (ACRES Core) the camera's mount is a plain frame."""
     agent = world.agent(index)
     params: VehicleParams = agent.params
     georef = world.georef
+    rig = world.sensors(index)
     mounts = []
-    for mount in params.mounts:
-        kind = "ins" if mount.frame == "imu_link" else "lidar" if mount.frame == "lidar" else None
-        if kind is None:
-            kind = "camera" if mount.frame.endswith("camera") else "frame"
-        rate = {"ins": 100.0, "lidar": 10.0, "camera": 10.0}.get(kind, 0.0)
+    for position, mount in enumerate(params.mounts):
+        kind, rate, settings = "frame", 0.0, {}
+        if mount.frame == "imu_link":
+            kind, rate = "ins", 100.0
+        elif rig is not None and position == rig.lidar_index:
+            lidar = rig.lidar_params
+            kind, rate = "lidar", float(PERCEPTION_RATE_HZ)
+            settings = {
+                **LidarLayout(lidar.columns, lidar.rings).settings(),
+                "vertical_fov_deg": [lidar.lower_fov_deg, lidar.upper_fov_deg],
+                "range_m": [lidar.min_range_m, lidar.max_range_m],
+            }
+        elif rig is not None and rig.camera is not None and position == rig.camera_index:
+            camera = rig.camera_params
+            kind, rate = "camera", float(PERCEPTION_RATE_HZ)
+            settings = CameraIntrinsics(camera.width, camera.height, camera.k, camera.d).settings()
         mounts.append(
             SensorMount(
                 name=mount.frame,
@@ -107,6 +127,7 @@ def sensor_meta(world: World, index: int) -> SensorMeta:
                 xyz_m=mount.translation,
                 rpy_rad=(mount.roll, mount.pitch, mount.yaw),
                 rate_hz=rate,
+                settings=settings,
             )
         )
     return SensorMeta(
@@ -115,6 +136,22 @@ def sensor_meta(world: World, index: int) -> SensorMeta:
         utm_epsg=UTM_EPSG,
         world_origin_utm=(georef.origin_easting, georef.origin_northing, georef.origin_height),
         sensors=tuple(mounts),
+    )
+
+
+def lidar_frame(step: int, stamp_ns: int, frame: SensorFrame) -> bytes:
+    """The LIDAR frame of a cloud of the world."""
+    columns, rings, _ = frame.data.shape
+    return encode_lidar_frame(
+        step=step, stamp_ns=stamp_ns, sensor=frame.sensor, columns=columns, rings=rings, points=frame.data
+    )
+
+
+def camera_frame(step: int, stamp_ns: int, frame: SensorFrame) -> bytes:
+    """The CAMERA frame of an image of the world."""
+    height, width, _ = frame.data.shape
+    return encode_camera_frame(
+        step=step, stamp_ns=stamp_ns, sensor=frame.sensor, width=width, height=height, pixels=frame.data
     )
 
 
@@ -139,7 +176,12 @@ class _Listener:
 class SimServer:
     """Serves one World over the wire protocol until stopped."""
 
-    def __init__(self, world: World, *, host: str = "127.0.0.1", port: int = 47100) -> None:
+    def __init__(
+        self, world: World, *, host: str = "127.0.0.1", port: int = 47100, agent_ports: int = 0
+    ) -> None:
+        """Listen on `host`: the control channel on `port`, each agent's sensor and vehicle channels
+        on ports of the system's choice, or with `agent_ports` > 0 on agent_ports + 2 i and
+        agent_ports + 2 i + 1 for agent i (fixed ports, for a firewall or an SSH tunnel)."""
         self.world = world
         self._selector = selectors.DefaultSelector()
         self._listeners: list[_Listener] = []
@@ -147,8 +189,9 @@ class SimServer:
         self.control_port = self._listen(host, port, "control", 0)
         agents = []
         for index, name in enumerate(world.agent_names):
-            sensor_port = self._listen(host, 0, "sensor", index)
-            vehicle_port = self._listen(host, 0, "vehicle", index)
+            base = agent_ports + 2 * index if agent_ports > 0 else 0
+            sensor_port = self._listen(host, base, "sensor", index)
+            vehicle_port = self._listen(host, base + 1 if base else 0, "vehicle", index)
             agents.append(
                 AgentEntry(
                     index=index,
@@ -459,13 +502,29 @@ class SimServer:
         clock = encode(Clock(output.step, output.stamp_ns))
         ins = [encode(wire_ins(sample)) for sample in output.ins]
         reports = {index: encode(report) for index, report in output.dbw}
+        perception: dict[int, list[bytes]] = {}
+        if output.clouds or output.images:
+            readers = {c.agent for c in self._connections if c.ready and c.listener == "sensor"}
+            for frame in output.clouds:
+                if frame.agent in readers:
+                    perception.setdefault(frame.agent, []).append(
+                        lidar_frame(output.step, output.stamp_ns, frame)
+                    )
+            for frame in output.images:
+                if frame.agent in readers:
+                    perception.setdefault(frame.agent, []).append(
+                        camera_frame(output.step, output.stamp_ns, frame)
+                    )
         for connection in self._connections:
             if not connection.ready:
                 continue
             if connection.listener == "control":
                 connection.out += clock
-            elif connection.listener == "sensor" and connection.agent < len(ins):
-                connection.out += ins[connection.agent]
+            elif connection.listener == "sensor":
+                if connection.agent < len(ins):
+                    connection.out += ins[connection.agent]
+                for data in perception.get(connection.agent, ()):
+                    connection.out += data
             elif connection.listener == "vehicle" and connection.agent in reports:
                 connection.out += reports[connection.agent]
 

@@ -27,8 +27,10 @@ from acres_sim.dbw import DbwSystem, report_due
 from acres_sim.errors import AgentError, DbwCommandError, ParamsError, WorldStateError
 from acres_sim.georef import ACRE_GEOREFERENCE, Georeference
 from acres_sim.ins import InsModel, InsParams, InsSample
-from acres_sim.kinematics import BodyMotion, Terrain, VehicleState, at_rest, flat_terrain, place
+from acres_sim.kinematics import BodyMotion, Terrain, VehicleState, at_rest, place
 from acres_sim.route import Route, RouteFollower, acre_loop
+from acres_sim.scene import Scene, acre_scene
+from acres_sim.sensors import AgentSensors, SensorFrame, capture_all, perception_due
 from acres_sim.vehicles import MAXXUM, POLARIS, PolarisParams, VehicleParams
 
 __all__ = [
@@ -143,6 +145,8 @@ class StepOutput:
     agent index. ``ins`` holds one INS sample per agent, by agent index, when the step is an INS step,
     and is empty otherwise. ``dbw`` holds the drive-by-wire report line of each Polaris as (agent
     index, report), in agent order, when the step is a report step (50 Hz), and is empty otherwise.
+    ``clouds`` and ``images`` hold each agent's LiDAR cloud and camera image, in agent order, when
+    the step is a perception step (10 Hz) and the world makes them; ACRES Core makes no images.
     """
 
     step: int
@@ -151,6 +155,8 @@ class StepOutput:
     motions: tuple[BodyMotion, ...]
     ins: tuple[InsSample, ...]
     dbw: tuple[tuple[int, DbwReport], ...] = ()
+    clouds: tuple[SensorFrame, ...] = ()
+    images: tuple[SensorFrame, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -185,6 +191,7 @@ class _Agent:
     motion: BodyMotion
     autopilot: bool
     dbw: DbwSystem | None = None
+    sensors: AgentSensors | None = None
     command: tuple[float, float] = (0.0, 0.0)
     manual: bool = False  # set_command drives while neither the drive-by-wire nor the autopilot does
     follower_live: bool = False  # the follower drove the last step (its progress is current)
@@ -213,15 +220,20 @@ class World:
         agents: Sequence[AgentSpec] = (AgentSpec(name="polaris"),),
         lockstep: bool = False,
         map_name: str = DEFAULT_MAP,
-        source: Source = Source.CORE,
+        source: Source = Source.UNREAL,
         georef: Georeference = ACRE_GEOREFERENCE,
         route: Route | None = None,
-        terrain: Terrain = flat_terrain,
+        scene: Scene | None = None,
+        terrain: Terrain | None = None,
+        perception: bool = True,
     ) -> None:
         """Create the session at step 0; the state is PAUSED in lockstep and PLAYING otherwise.
 
         ``start_utc`` must be timezone-aware (it is injected so that the episode ids are
         reproducible); ``seed`` (>= 0) seeds the sensor noise of every agent, each on its own stream.
+        ``scene`` is what the LiDARs and cameras see (default: the tile's, acres_sim.scene.acre_scene);
+        the vehicles drive on its ground unless ``terrain`` says otherwise. ``perception`` false
+        makes no clouds and images (a session that needs only the vehicles and the INS).
         """
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ParamsError(f"World seed: expected an integer >= 0, got {seed!r}")
@@ -243,9 +255,17 @@ class World:
             self._source = Source(source)
         except ValueError:
             raise ParamsError(f"World source {source!r}: expected 'unreal' or 'core'") from None
+        if self._source is Source.CORE:
+            maxxums = [a.name for a in agents if VehicleKind(a.vehicle) is VehicleKind.MAXXUM]
+            if maxxums:
+                raise AgentError(
+                    f"ACRES Core has only the Polaris; the session lists Maxxum agents {maxxums}"
+                )
         self._georef = georef
         self._route = route if route is not None else acre_loop()
-        self._terrain = terrain
+        self._scene = scene if scene is not None else acre_scene()
+        self._terrain: Terrain = terrain if terrain is not None else self._scene.terrain
+        self._perception = bool(perception)
         self._state = SimState.PAUSED if lockstep else SimState.PLAYING
         self._step = 0
         self._episode = 0
@@ -266,6 +286,12 @@ class World:
                     f"agent {spec.name!r}: a Polaris needs PolarisParams, got {type(params).__name__}"
                 )
             dbw = DbwSystem(params)
+        sensors = None
+        if self._perception:
+            core = self._source is Source.CORE
+            sensors = AgentSensors(
+                params=params, seed=self._seed, stream=index, camera=not core, crop=not core
+            )
         state = place(params, start.x, start.y, start.yaw, terrain=self._terrain)
         return _Agent(
             spec=spec,
@@ -278,6 +304,7 @@ class World:
             motion=at_rest(state, params),
             autopilot=autopilot,
             dbw=dbw,
+            sensors=sensors,
         )
 
     def _default_start(self, index: int, vehicle: VehicleKind, specs: Sequence[AgentSpec]) -> Pose2D:
@@ -336,6 +363,20 @@ class World:
     def terrain(self) -> Terrain:
         """The ground height function of the world frame."""
         return self._terrain
+
+    @property
+    def scene(self) -> Scene:
+        """What the LiDARs and cameras see."""
+        return self._scene
+
+    @property
+    def perception(self) -> bool:
+        """True when the world makes clouds and images."""
+        return self._perception
+
+    def sensors(self, index: int) -> AgentSensors | None:
+        """The LiDAR and camera of agent ``index``; None when the world makes no clouds and images."""
+        return self._agent(index).sensors
 
     @property
     def state(self) -> SimState:
@@ -530,6 +571,15 @@ class World:
                     )
             if due:
                 samples.append(a.ins.sample(step=step, state=a.state, motion=a.motion))
+        clouds: tuple[SensorFrame, ...] = ()
+        images: tuple[SensorFrame, ...] = ()
+        if self._perception and perception_due(step):
+            clouds, images = capture_all(
+                [a.sensors for a in self._agents],
+                self._scene,
+                [a.state for a in self._agents],
+                [a.params for a in self._agents],
+            )
         return StepOutput(
             step=step,
             stamp_ns=step_stamp_ns(step),
@@ -537,6 +587,8 @@ class World:
             motions=tuple(a.motion for a in self._agents),
             ins=tuple(samples),
             dbw=tuple(reports),
+            clouds=clouds,
+            images=images,
         )
 
     def _teleport(self, a: _Agent, x: float, y: float, yaw: float) -> None:

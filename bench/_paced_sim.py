@@ -65,6 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         agents=[AgentSpec(name="polaris", vehicle=VehicleKind.POLARIS)],
         lockstep=False,
         source=Source.UNREAL,
+        perception=False,  # the latency rows are the INS's and the clock's, without clouds and images
     )
     server = SendLoggingServer(world, port=args.port)
 

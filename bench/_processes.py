@@ -86,9 +86,15 @@ class Children:
         self._started.append(child)
         return child
 
-    def simulator(self, port: int, *, lockstep: bool, name: str = "acres_sim") -> Child:
-        """The reference simulator, as `acres_sim` runs it, listening once this returns."""
-        extra = ("--log-level", "WARNING")
+    def simulator(
+        self, port: int, *, lockstep: bool, name: str = "acres_sim", perception: bool = False
+    ) -> Child:
+        """The reference simulator, as `acres_sim` runs it, listening once this returns.
+
+        Without `perception` it makes no clouds and images, so rows that do not publish them do not
+        pay for them (the bridge would still receive and decode them).
+        """
+        extra = ("--log-level", "WARNING", "--perception" if perception else "--no-perception")
         args = simulator_command(port, seed=SEED, lockstep=lockstep, start_utc=START_UTC, extra=extra)
         child = self.start(name, args)
         child.wait_for_line(SIMULATOR_READY_LINE, START_TIMEOUT_S)

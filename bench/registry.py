@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bench import latency, lockstep, perception
+from bench import full_set, latency, lockstep, perception, sensor_models
 from bench.core import Benchmark, Outcome, Row, Settings
 
 __all__ = ["BENCHMARKS", "Benchmark", "Outcome", "Row", "Settings", "row_names"]
@@ -12,6 +12,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     lockstep.BENCHMARK,
     latency.BENCHMARK,
     perception.BENCHMARK,
+    sensor_models.BENCHMARK,
+    full_set.BENCHMARK,
 )
 
 

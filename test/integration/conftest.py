@@ -42,14 +42,24 @@ def wait_for_line(process: ChildProcess, text: str, timeout_s: float = TIMEOUT_S
         pytest.fail(str(error))
 
 
+_LIVE: list[Processes] = []  # the Processes of the fixtures now in use, for failure reports
+_REPORT_LINES = 40
+
+
 class Processes:
     """Starts the simulator, the bridge and scripts; stops every one of them at teardown."""
 
     def __init__(self) -> None:
         self.started: list[ChildProcess] = []
 
-    def simulator(self, port: int, *extra: str, seed: int = 42, lockstep: bool = True) -> ChildProcess:
-        args = simulator_command(port, seed=seed, lockstep=lockstep, start_utc=START_UTC, extra=extra)
+    def simulator(
+        self, port: int, *extra: str, seed: int = 42, lockstep: bool = True, perception: bool = False
+    ) -> ChildProcess:
+        """The reference simulator; clouds and images only when the test asks for `perception`."""
+        flag = "--perception" if perception else "--no-perception"
+        args = simulator_command(
+            port, seed=seed, lockstep=lockstep, start_utc=START_UTC, extra=(*extra, flag)
+        )
         process = self.script("acres_sim", args)
         wait_for_line(process, SIMULATOR_READY_LINE)
         return process
@@ -70,15 +80,32 @@ class Processes:
 @pytest.fixture
 def processes() -> Iterator[Processes]:
     started = Processes()
+    _LIVE.append(started)
     yield started
+    _LIVE.remove(started)
     started.stop_all()
 
 
 @pytest.fixture(scope="module")
 def module_processes() -> Iterator[Processes]:
     started = Processes()
+    _LIVE.append(started)
     yield started
+    _LIVE.remove(started)
     started.stop_all()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed test's report ends with the last lines of every process it had running."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        for started in _LIVE:
+            for process in started.started:
+                report.sections.append(
+                    (f"last output of {process.name}", "\n".join(process.tail(_REPORT_LINES)))
+                )
 
 
 class Ros:

@@ -197,7 +197,10 @@ def test_a_command_before_a_step_request_applies_from_its_first_step(driven: Dri
     )
     # The same commands before the same steps, in a simulator of our own.
     world = World(
-        seed=42, start_utc=datetime.strptime(START_UTC, "%Y%m%dT%H%M%S").replace(tzinfo=UTC), lockstep=True
+        seed=42,
+        start_utc=datetime.strptime(START_UTC, "%Y%m%dT%H%M%S").replace(tzinfo=UTC),
+        lockstep=True,
+        perception=False,
     )
     world.apply_dbw_command(0, DbwCommand(1, DbwTarget.ENABLE, 0, 0, 0.0))
     for _ in range(12):

@@ -102,7 +102,7 @@ def flags(report: DbwReport) -> ReportFlags:
 
 
 def _world(*agents: AgentSpec, seed: int = 42) -> World:
-    return World(seed=seed, start_utc=START, agents=agents or (AgentSpec(name="polaris"),))
+    return World(seed=seed, start_utc=START, agents=agents or (AgentSpec(name="polaris"),), perception=False)
 
 
 def _drive(

@@ -38,9 +38,11 @@ from acres_bridge.wire import (
     encode,
 )
 from acres_bridge.wire.dbw import COMMAND_FLAG_ENABLE
-from acres_sim.server import SimServer
+from acres_bridge.wire.perception import CameraImage, CameraIntrinsics, LidarScan, camera_intrinsics
+from acres_sim.camera import POLARIS_CAMERA
+from acres_sim.server import SimServer, sensor_meta
 from acres_sim.vehicles import POLARIS
-from acres_sim.world import AgentSpec, VehicleKind, World
+from acres_sim.world import AgentSpec, Source, VehicleKind, World
 
 START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)
 
@@ -81,10 +83,18 @@ def serve() -> Iterator[object]:
     servers: list[tuple[SimServer, threading.Thread]] = []
 
     def start(
-        *, lockstep: bool = True, seed: int = 42, agents: Sequence[AgentSpec] | None = None
+        *,
+        lockstep: bool = True,
+        seed: int = 42,
+        agents: Sequence[AgentSpec] | None = None,
+        perception: bool = False,
     ) -> SimServer:
         world = World(
-            seed=seed, start_utc=START, lockstep=lockstep, agents=agents or (AgentSpec(name="polaris"),)
+            seed=seed,
+            start_utc=START,
+            lockstep=lockstep,
+            agents=agents or (AgentSpec(name="polaris"),),
+            perception=perception,
         )
         server = SimServer(world, port=0)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -279,3 +289,68 @@ def _frames(data: bytes) -> list[object]:
     reader = FrameReader()
     reader.feed(data)
     return list(reader.frames())
+
+
+def test_a_second_of_steps_sends_ten_clouds_and_ten_images_before_the_mark(serve) -> None:  # type: ignore[no-untyped-def]
+    server = serve(perception=True)
+    control, sensor, _ = connect(server)
+    control.send(StepRequest(8, 120))
+    data = sensor.until(StreamMark)  # first: the server's send of 23 MB waits for this reader
+    control.until(StepDone)
+    clouds = [m for m in data if isinstance(m, LidarScan)]
+    images = [m for m in data if isinstance(m, CameraImage)]
+    assert [c.step for c in clouds] == list(range(12, 121, 12))
+    assert [i.step for i in images] == list(range(12, 121, 12))
+    assert all((c.columns, c.rings, len(c.points)) == (1800, 32, 921_600) for c in clouds)
+    assert all((i.width, i.height, len(i.pixels)) == (896, 512, 1_376_256) for i in images)
+
+
+def _meta(agents: Sequence[AgentSpec], source: Source) -> SensorMeta:
+    world = World(seed=1, start_utc=START, agents=agents, source=source)
+    return sensor_meta(world, 0)
+
+
+def test_sensor_meta_gives_the_lidar_layout_and_the_camera_intrinsics() -> None:
+    meta = _meta([AgentSpec(name="polaris")], Source.UNREAL)
+    kinds = {m.name: m.kind for m in meta.sensors}
+    assert kinds == {
+        "lidar": "lidar",
+        "reolink_camera": "camera",
+        "reolink_camera_optical": "frame",
+        "imu_link": "ins",
+    }
+    lidar = next(m for m in meta.sensors if m.kind == "lidar")
+    camera = next(m for m in meta.sensors if m.kind == "camera")
+    assert (lidar.settings["columns"], lidar.settings["rings"]) == (1800, 32)
+    assert camera_intrinsics(camera) == CameraIntrinsics(896, 512, POLARIS_CAMERA.k, POLARIS_CAMERA.d)
+
+
+def test_a_core_session_has_no_camera_and_sends_no_image(serve) -> None:  # type: ignore[no-untyped-def]
+    meta = _meta([AgentSpec(name="polaris")], Source.CORE)
+    assert [m.kind for m in meta.sensors if m.name == "reolink_camera"] == ["frame"]
+    world = World(seed=1, start_utc=START, lockstep=True, source=Source.CORE)
+    outputs = [world.advance() for _ in range(24)]
+    assert sum(len(o.clouds) for o in outputs) == 2
+    assert sum(len(o.images) for o in outputs) == 0
+
+
+def test_agent_ports_puts_each_agent_on_fixed_ports() -> None:
+    agents = (AgentSpec(name="a"), AgentSpec(name="b"))
+    world = World(seed=1, start_utc=START, lockstep=True, agents=agents, perception=False)
+    for _ in range(20):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base = probe.getsockname()[1]
+        if base > 65000:
+            continue
+        try:
+            server = SimServer(world, port=0, agent_ports=base)
+        except OSError:
+            continue  # one of the four ports is taken: try elsewhere
+        try:
+            ports = [(a.sensor_port, a.vehicle_port) for a in server.hello.agents]
+            assert ports == [(base, base + 1), (base + 2, base + 3)]
+        finally:
+            server.close()
+        return
+    pytest.fail("no four free ports in a row found")

@@ -17,6 +17,7 @@ START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)
 
 
 def _world(seed: int = 42, **kwargs: Any) -> World:
+    kwargs.setdefault("perception", False)  # the sensors have tests of their own
     return World(seed=seed, start_utc=START, **kwargs)
 
 
@@ -54,11 +55,11 @@ def test_initial_session(world: World) -> None:
     assert (snap.lockstep, snap.seed, snap.source, snap.map, snap.agents) == (
         False,
         42,
-        Source.CORE,
+        Source.UNREAL,
         "V03ACRE",
         ("polaris",),
     )
-    assert snap.source == "core"
+    assert snap.source == "unreal"
     assert int(snap.state) == 1
 
 
@@ -72,7 +73,7 @@ def test_lockstep_starts_paused_and_steps() -> None:
 
 def test_episode_id_is_utc() -> None:
     local = START.astimezone(timezone(timedelta(hours=-4)))
-    world = World(seed=0, start_utc=local)
+    world = World(seed=0, start_utc=local, perception=False)
     assert world.episode_id == "20261002T072309-0000"
     assert re.fullmatch(r"\d{8}T\d{6}-\d{4}", world.episode_id)
 
@@ -262,8 +263,8 @@ def test_same_seed_same_session() -> None:
 
 
 def test_other_seed_other_noise_same_truth() -> None:
-    a = World(seed=1, start_utc=START)
-    b = World(seed=2, start_utc=START)
+    a = World(seed=1, start_utc=START, perception=False)
+    b = World(seed=2, start_utc=START, perception=False)
     outs_a, outs_b = _run(a, 120), _run(b, 120)
     assert [o.states for o in outs_a] == [o.states for o in outs_b]
     assert [o.ins[0].orientation for o in outs_a if o.ins] != [o.ins[0].orientation for o in outs_b if o.ins]

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import cast
 
 from acres_bridge.wire import dbw, perception
+from acres_bridge.wire import maxxum as mx
 from acres_bridge.wire import messages as m
 from acres_bridge.wire.errors import ProtocolError
 from acres_bridge.wire.frames import Frame, FrameKind
@@ -30,6 +31,8 @@ DECODERS: dict[FrameKind, Callable[[bytes], object]] = {
     FrameKind.STREAM_MARK: m.decode_stream_mark,
     FrameKind.DBW_REPORT: dbw.decode_dbw_report,
     FrameKind.DBW_COMMAND: dbw.decode_dbw_command,
+    FrameKind.MAXXUM_OBSERVATION: mx.decode_maxxum_observation,
+    FrameKind.MAXXUM_COMMAND: mx.decode_maxxum_command,
 }
 
 

@@ -50,7 +50,10 @@ from acres_bridge.wire import (
 )
 from acres_bridge.wire import messages as m
 from acres_bridge.wire.frames import MAX_PAYLOAD
+from acres_bridge.wire.maxxum import MaxxumCommand, MaxxumObservation
 from acres_bridge.wire.perception import CameraImage, ImageEncoding, LidarScan
+from wire.test_maxxum import COMMAND as MAXXUM_COMMAND
+from wire.test_maxxum import OBSERVATION as MAXXUM_OBSERVATION
 
 NAN = math.nan
 INF = math.inf
@@ -216,6 +219,8 @@ SAMPLES: dict[str, object] = {
         speed_propulsion_mps=1.5,
     ),
     "lidar": LidarScan(12, 100_000_000, 0, 4, 2, array("B", struct.pack("<32f", *range(32)))),
+    "maxxum_observation": MAXXUM_OBSERVATION,
+    "maxxum_command": MAXXUM_COMMAND,
     "camera": CameraImage(12, 100_000_000, 1, ImageEncoding.BGR8, 2, 2, array("B", bytes(range(12)))),
 }
 
@@ -237,6 +242,8 @@ KIND_OF_SAMPLE = {
     DbwReport: FrameKind.DBW_REPORT,
     LidarScan: FrameKind.LIDAR,
     CameraImage: FrameKind.CAMERA,
+    MaxxumObservation: FrameKind.MAXXUM_OBSERVATION,
+    MaxxumCommand: FrameKind.MAXXUM_COMMAND,
 }
 
 
@@ -1185,19 +1192,15 @@ def test_json_decoders_refuse_an_integer_literal_too_long_to_parse(what, sign):
 
 # ---- decode() ------------------------------------------------------------------------------------
 
-NO_DECODER = [kind for kind in FrameKind if kind not in DECODERS]
+
+def test_every_frame_kind_has_a_decoder():
+    assert set(DECODERS) == set(FrameKind)
 
 
-def test_kinds_without_a_decoder_are_the_reserved_ones():
-    assert {kind.name for kind in NO_DECODER} == {
-        "MAXXUM_OBSERVATION", "MAXXUM_COMMAND",
-    }  # fmt: skip
-
-
-@pytest.mark.parametrize("kind", NO_DECODER, ids=[kind.name for kind in NO_DECODER])
-def test_decode_refuses_a_kind_without_a_decoder(kind):
-    with pytest.raises(ProtocolError, match=rf"{kind.name}: no decoder"):
-        decode(Frame(kind, b"{}"))
+def test_decode_refuses_a_kind_without_a_decoder(monkeypatch):
+    monkeypatch.delitem(DECODERS, FrameKind.CAMERA)
+    with pytest.raises(ProtocolError, match=r"CAMERA: no decoder"):
+        decode(Frame(FrameKind.CAMERA, b"{}"))
 
 
 @pytest.mark.parametrize("kind", sorted(DECODERS), ids=[kind.name for kind in sorted(DECODERS)])

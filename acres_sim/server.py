@@ -20,8 +20,9 @@ import select
 import selectors
 import socket
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from acres_bridge.wire import (
     PROTOCOL_VERSION,
@@ -47,6 +48,7 @@ from acres_bridge.wire import (
     encode,
 )
 from acres_bridge.wire import InsSample as WireIns
+from acres_bridge.wire.maxxum import MaxxumCommand
 from acres_bridge.wire.perception import (
     CameraIntrinsics,
     LidarLayout,
@@ -54,14 +56,16 @@ from acres_bridge.wire.perception import (
     encode_lidar_frame,
 )
 from acres_sim import __version__
+from acres_sim.can_bus import CanPort
 from acres_sim.clock import PHYSICS_RATE_HZ as PHYSICS_HZ
 from acres_sim.errors import AcresSimError
 from acres_sim.ins import InsSample
 from acres_sim.sensors import PERCEPTION_RATE_HZ, SensorFrame
+from acres_sim.tractor import command_from_message, observation_message
 from acres_sim.vehicles import VehicleParams
-from acres_sim.world import SimState, StepOutput, World
+from acres_sim.world import SimState, StepOutput, VehicleKind, World
 
-__all__ = ["SimServer", "sensor_meta", "wire_ins"]
+__all__ = ["SimServer", "StepObserver", "sensor_meta", "wire_ins"]
 
 _log = logging.getLogger("acres_sim.server")
 _FLUSH_BYTES = 1 << 20
@@ -155,6 +159,14 @@ def camera_frame(step: int, stamp_ns: int, frame: SensorFrame) -> bytes:
     )
 
 
+class StepObserver(Protocol):
+    """What sees the world's steps as the server makes them (in the server's thread)."""
+
+    def on_step(self, world: World, output: StepOutput) -> None: ...
+    def on_episode(self, world: World) -> None: ...
+    def close(self) -> None: ...
+
+
 @dataclass(eq=False)
 class _Connection:
     sock: socket.socket
@@ -177,28 +189,46 @@ class SimServer:
     """Serves one World over the wire protocol until stopped."""
 
     def __init__(
-        self, world: World, *, host: str = "127.0.0.1", port: int = 47100, agent_ports: int = 0
+        self,
+        world: World,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 47100,
+        agent_ports: int = 0,
+        observers: Sequence[StepObserver] = (),
     ) -> None:
         """Listen on `host`: the control channel on `port`, each agent's sensor and vehicle channels
         on ports of the system's choice, or with `agent_ports` > 0 on agent_ports + 2 i and
-        agent_ports + 2 i + 1 for agent i (fixed ports, for a firewall or an SSH tunnel)."""
+        agent_ports + 2 i + 1 for agent i (fixed ports, for a firewall or an SSH tunnel).
+
+        Each of `observers` sees every step the world makes (after its data is queued for the
+        bridge) and every change of the episode, and is closed when the server closes: the
+        episode log is one.
+        """
         self.world = world
+        self._observers = tuple(observers)
         self._selector = selectors.DefaultSelector()
         self._listeners: list[_Listener] = []
         self._connections: list[_Connection] = []
         self.control_port = self._listen(host, port, "control", 0)
         agents = []
+        self._can: dict[int, CanPort] = {}
         for index, name in enumerate(world.agent_names):
             base = agent_ports + 2 * index if agent_ports > 0 else 0
             sensor_port = self._listen(host, base, "sensor", index)
             vehicle_port = self._listen(host, base + 1 if base else 0, "vehicle", index)
+            vehicle = world.agent(index).vehicle
+            if vehicle is VehicleKind.MAXXUM:
+                can = self._can[index] = CanPort(host, index)
+                self._selector.register(can.sock, selectors.EVENT_READ, can)
             agents.append(
                 AgentEntry(
                     index=index,
                     name=name,
-                    vehicle=str(world.agent(index).vehicle),
+                    vehicle=str(vehicle),
                     sensor_port=sensor_port,
                     vehicle_port=vehicle_port,
+                    can_port=self._can[index].port if index in self._can else 0,
                 )
             )
         self.hello = Hello(
@@ -251,7 +281,9 @@ class SimServer:
 
     def _poll(self, timeout: float) -> None:
         for key, _ in self._selector.select(timeout):
-            if isinstance(key.data, _Listener):
+            if isinstance(key.data, CanPort):
+                self._can_commands(key.data)
+            elif isinstance(key.data, _Listener):
                 self._accept(key.data)
             else:
                 self._receive(key.data)
@@ -371,8 +403,8 @@ class SimServer:
 
     def _handle(self, connection: _Connection, message: object) -> None:
         world = self.world
-        if isinstance(message, DbwCommand) and connection.listener == "vehicle":
-            self._dbw_command(connection, message)
+        if isinstance(message, DbwCommand | MaxxumCommand) and connection.listener == "vehicle":
+            self._vehicle_command(connection, message.seq, message)
         elif isinstance(message, StepRequest) and connection.listener == "control":
             self._step_request(connection, message)
         elif isinstance(message, SetState):
@@ -391,20 +423,30 @@ class SimServer:
                 "%s/%d: unexpected %s ignored", connection.listener, connection.agent, type(message).__name__
             )
 
-    def _dbw_command(self, connection: _Connection, command: DbwCommand) -> None:
+    def _vehicle_command(
+        self, connection: _Connection, seq: int, command: DbwCommand | MaxxumCommand
+    ) -> None:
         """Number the command on its channel, then hand it to the world (or log why not)."""
-        if command.seq <= connection.command_seq:
+        if seq <= connection.command_seq:
             _log.warning(
                 "vehicle/%d: command %d after command %d: numbers must increase",
                 connection.agent,
-                command.seq,
+                seq,
                 connection.command_seq,
             )
-        connection.command_seq = max(connection.command_seq, command.seq)
+        connection.command_seq = max(connection.command_seq, seq)
         try:
-            self.world.apply_dbw_command(connection.agent, command)
+            if isinstance(command, DbwCommand):
+                self.world.apply_dbw_command(connection.agent, command)
+            else:
+                self.world.apply_tractor_command(connection.agent, command_from_message(command))
         except AcresSimError as error:
-            _log.warning("vehicle/%d: command %d ignored: %s", connection.agent, command.seq, error)
+            _log.warning("vehicle/%d: command %d ignored: %s", connection.agent, seq, error)
+
+    def _can_commands(self, can: CanPort) -> None:
+        """The frames a controller sent on a Maxxum's CAN bus, as tractor commands."""
+        for command in can.receive():
+            self.world.apply_tractor_command(can.agent, command)
 
     def _set_state(self, state: SimState) -> None:
         world = self.world
@@ -492,6 +534,8 @@ class SimServer:
         )
 
     def _broadcast_episode(self) -> None:
+        for observer in self._observers:
+            observer.on_episode(self.world)
         frame = encode(self._episode())
         for connection in self._connections:
             if connection.ready and connection.listener == "control":
@@ -499,9 +543,17 @@ class SimServer:
         self._flush_all()
 
     def _emit(self, output: StepOutput) -> None:
+        for observer in self._observers:
+            observer.on_step(self.world, output)
         clock = encode(Clock(output.step, output.stamp_ns))
         ins = [encode(wire_ins(sample)) for sample in output.ins]
         reports = {index: encode(report) for index, report in output.dbw}
+        for index, observation in output.tractors:
+            reports[index] = encode(observation_message(observation))
+            self._can[index].send_group(observation)
+        if self.world.lockstep:
+            for can in self._can.values():
+                can.send_barrier(output.step, output.stamp_ns)
         perception: dict[int, list[bytes]] = {}
         if output.clouds or output.images:
             readers = {c.agent for c in self._connections if c.ready and c.listener == "sensor"}
@@ -546,6 +598,11 @@ class SimServer:
             self._flush(connection)
 
     def close(self) -> None:
+        for observer in self._observers:
+            observer.close()
+        for can in self._can.values():
+            self._selector.unregister(can.sock)
+            can.close()
         for connection in list(self._connections):
             self._drop(connection, "simulator stopping")
         for listener in self._listeners:

@@ -8,7 +8,9 @@ produced. Given the same construction arguments and the same calls, two worlds p
 Who drives a vehicle, in this order: a Polaris's drive-by-wire while it is enabled
 (``apply_dbw_command``, acres_sim.dbw); the built-in route follower while the agent's autopilot is
 on (``set_autopilot``, off by default); the last ``set_command``. Otherwise the vehicle stands:
-a Polaris parked in P (its drive-by-wire model with passive outputs), a Maxxum with no command.
+a Polaris parked in P (its drive-by-wire model with passive outputs). A Maxxum is driven by its
+tractor model (acres_sim.tractor: ``apply_tractor_command``, from the vehicle bridge or the CAN
+bus) unless the autopilot or ``set_command`` drives it; without commands its safety brake holds it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from acres_sim.kinematics import BodyMotion, Terrain, VehicleState, at_rest, pla
 from acres_sim.route import Route, RouteFollower, acre_loop
 from acres_sim.scene import Scene, acre_scene
 from acres_sim.sensors import AgentSensors, SensorFrame, capture_all, perception_due
-from acres_sim.vehicles import MAXXUM, POLARIS, PolarisParams, VehicleParams
+from acres_sim.tractor import TractorCommand, TractorModel, TractorObservation, TractorParams, observation_due
+from acres_sim.vehicles import MAXXUM, POLARIS, MaxxumParams, PolarisParams, VehicleParams
 
 __all__ = [
     "DEFAULT_MAP",
@@ -147,6 +150,7 @@ class StepOutput:
     index, report), in agent order, when the step is a report step (50 Hz), and is empty otherwise.
     ``clouds`` and ``images`` hold each agent's LiDAR cloud and camera image, in agent order, when
     the step is a perception step (10 Hz) and the world makes them; ACRES Core makes no images.
+    ``tractors`` holds each Maxxum's observation as (agent index, observation) on its 10 Hz steps.
     """
 
     step: int
@@ -157,6 +161,7 @@ class StepOutput:
     dbw: tuple[tuple[int, DbwReport], ...] = ()
     clouds: tuple[SensorFrame, ...] = ()
     images: tuple[SensorFrame, ...] = ()
+    tractors: tuple[tuple[int, TractorObservation], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -191,6 +196,7 @@ class _Agent:
     motion: BodyMotion
     autopilot: bool
     dbw: DbwSystem | None = None
+    tractor: TractorModel | None = None
     sensors: AgentSensors | None = None
     command: tuple[float, float] = (0.0, 0.0)
     manual: bool = False  # set_command drives while neither the drive-by-wire nor the autopilot does
@@ -286,6 +292,13 @@ class World:
                     f"agent {spec.name!r}: a Polaris needs PolarisParams, got {type(params).__name__}"
                 )
             dbw = DbwSystem(params)
+        tractor = None
+        if vehicle is VehicleKind.MAXXUM:
+            if not isinstance(params, MaxxumParams):
+                raise ParamsError(
+                    f"agent {spec.name!r}: a Maxxum needs MaxxumParams, got {type(params).__name__}"
+                )
+            tractor = TractorModel(params=TractorParams(vehicle=params))
         sensors = None
         if self._perception:
             core = self._source is Source.CORE
@@ -304,6 +317,7 @@ class World:
             motion=at_rest(state, params),
             autopilot=autopilot,
             dbw=dbw,
+            tractor=tractor,
             sensors=sensors,
         )
 
@@ -531,6 +545,27 @@ class World:
         a, dbw = self._dbw(index)
         return dbw.report(step=self._step, speed_mps=a.state.speed, accel_mps2=a.motion.accel)
 
+    # The tractor of a Maxxum.
+
+    def _tractor(self, index: int) -> TractorModel:
+        a = self._agent(index)
+        if a.tractor is None:
+            raise AgentError(f"agent {index} ({a.spec.name}) is a {a.spec.vehicle}: it has no tractor model")
+        return a.tractor
+
+    def apply_tractor_command(self, index: int, command: TractorCommand) -> None:
+        """Give Maxxum ``index`` the controls that ``command`` sets; they apply from the next step.
+
+        A command that sets the pedal or the brake also releases the safety brake (acres_sim.tractor).
+        AgentError for an agent that is no Maxxum.
+        """
+        self._tractor(index).command(command)
+
+    def tractor_observation(self, index: int) -> TractorObservation:
+        """What Maxxum ``index`` shows now (at the current step), due or not."""
+        a = self._agent(index)
+        return self._tractor(index).observation(step=self._step, speed_mps=a.state.speed)
+
     # Stepping and resets.
 
     def advance(self) -> StepOutput:
@@ -543,6 +578,7 @@ class World:
         reporting = report_due(step)
         samples: list[InsSample] = []
         reports: list[tuple[int, DbwReport]] = []
+        tractors: list[tuple[int, TractorObservation]] = []
         for index, a in enumerate(self._agents):
             dbw = a.dbw
             by_wire = dbw is not None and dbw.begin_step(step, a.state.speed)
@@ -555,6 +591,8 @@ class World:
                     a.follower_live = True
                 c = a.follower.command(a.state)
                 accel, steer = c.accel, c.steer
+            elif a.tractor is not None and not a.manual:
+                accel, steer = a.tractor.step(a.state.speed)
             else:
                 accel, steer = a.command
             a.state, a.motion = kinematics.step(
@@ -571,6 +609,8 @@ class World:
                     )
             if due:
                 samples.append(a.ins.sample(step=step, state=a.state, motion=a.motion))
+            if a.tractor is not None and observation_due(step):
+                tractors.append((index, a.tractor.observation(step=step, speed_mps=a.state.speed)))
         clouds: tuple[SensorFrame, ...] = ()
         images: tuple[SensorFrame, ...] = ()
         if self._perception and perception_due(step):
@@ -589,6 +629,7 @@ class World:
             dbw=tuple(reports),
             clouds=clouds,
             images=images,
+            tractors=tuple(tractors),
         )
 
     def _teleport(self, a: _Agent, x: float, y: float, yaw: float) -> None:
@@ -604,6 +645,8 @@ class World:
         a.follower_live = False
         if a.dbw is not None:
             a.dbw.reset()
+        if a.tractor is not None:
+            a.tractor.reset()
         a.episode += 1
 
     def _new_episode(self) -> None:

@@ -11,6 +11,7 @@ import time
 import zlib
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -37,8 +38,11 @@ from acres_bridge.wire import (
     decode,
     encode,
 )
+from acres_bridge.wire.can import decode_datagram, encode_datagram, is_barrier
 from acres_bridge.wire.dbw import COMMAND_FLAG_ENABLE
+from acres_bridge.wire.maxxum import Difflock, ImplementControls, MaxxumCommand, MaxxumObservation
 from acres_bridge.wire.perception import CameraImage, CameraIntrinsics, LidarScan, camera_intrinsics
+from acres_sim import j1939
 from acres_sim.camera import POLARIS_CAMERA
 from acres_sim.server import SimServer, sensor_meta
 from acres_sim.vehicles import POLARIS
@@ -354,3 +358,75 @@ def test_agent_ports_puts_each_agent_on_fixed_ports() -> None:
             server.close()
         return
     pytest.fail("no four free ports in a row found")
+
+
+# ---- the Maxxum: vehicle bridge and CAN bus ---------------------------------------------------------
+
+
+def _maxxum(serve: Any) -> tuple[SimServer, Client, Client, Hello]:
+    server = serve(agents=(AgentSpec(name="maxxum", vehicle=VehicleKind.MAXXUM),))
+    control = Client(server.control_port)
+    hello = control.next()
+    assert isinstance(hello, Hello)
+    control.send(ClientHello(protocol_version=PROTOCOL_VERSION, client="test", role="control"))
+    control.next()
+    vehicle = Client(hello.agents[0].vehicle_port)
+    vehicle.send(ClientHello(protocol_version=PROTOCOL_VERSION, client="test", role="vehicle", agent=0))
+    return server, control, vehicle, hello
+
+
+def _command(seq: int) -> MaxxumCommand:
+    return MaxxumCommand(
+        seq=seq,
+        curvature_1pm=0.0,
+        pedal=0.4,
+        brake=0.0,
+        hand_throttle=0.0,
+        hitch_lever=0.0,
+        hitch_raise=True,
+        pto_on=False,
+        difflock=Difflock.OPEN,
+        implement=ImplementControls(),
+    )
+
+
+def test_a_maxxum_is_observed_at_10_hz_and_driven_by_its_commands(serve) -> None:  # type: ignore[no-untyped-def]
+    _, control, vehicle, hello = _maxxum(serve)
+    assert hello.agents[0].can_port > 0
+    observations: list[MaxxumObservation] = []
+    for seq in range(1, 41):  # 20 Hz commands, 6 steps each: 2 simulated seconds
+        vehicle.send(_command(seq))
+        control.send(StepRequest(seq, 6, (seq,)))  # the request waits for the command
+        control.until(StepDone)
+        observations += [m for m in vehicle.until(StreamMark) if isinstance(m, MaxxumObservation)]
+    assert [o.step for o in observations] == list(range(12, 241, 12))
+    assert not observations[-1].stale
+    assert observations[-1].engine_rpm > 1000.0
+
+
+def test_the_can_bus_sends_groups_of_13_and_a_barrier_after_each_step(serve) -> None:  # type: ignore[no-untyped-def]
+    _, control, _, hello = _maxxum(serve)
+    bus = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    bus.settimeout(5.0)
+    try:
+        hitch = j1939.encode_frame(j1939.frame_spec("HPC"), {"rear_hitch_pct": 40.0}, source=0x2A)
+        bus.sendto(encode_datagram([hitch]), ("127.0.0.1", hello.agents[0].can_port))
+        time.sleep(0.2)  # the simulator learns the controller's address from this datagram
+        control.send(StepRequest(1, 24))
+        control.until(StepDone)
+        frames = []
+        while not frames or not (is_barrier(frames[-1]) and frames[-1].step == 24):
+            data, _ = bus.recvfrom(65536)
+            frames += decode_datagram(data)
+    finally:
+        bus.close()
+    barriers = [f for f in frames if is_barrier(f)]
+    group = [f for f in frames if not is_barrier(f)]
+    assert [b.step for b in barriers] == list(range(barriers[0].step, 25))
+    assert len(group) == 26  # steps 12 and 24
+    assert {f.step for f in group} == {12, 24}
+    assert all(f.is_extended and f.can_id < 1 << 29 for f in group)
+    decoded = [j1939.decode(f) for f in group if f.step == 24]
+    assert sorted(d.name for d in decoded if d is not None) == sorted(s.name for s in j1939.STATUS_FRAMES)
+    hitch_state = next(d for d in decoded if d is not None and d.name == "HITCH")
+    assert hitch_state.signals["lever_pct"] == pytest.approx(40.0, abs=0.5)  # the controller's frame arrived

@@ -11,6 +11,7 @@ import pytest
 
 from acres_sim.clock import ins_due, step_stamp_ns
 from acres_sim.errors import AgentError, ParamsError, WorldStateError
+from acres_sim.tractor import TractorCommand
 from acres_sim.world import AgentSpec, Pose2D, SimState, Source, StepOutput, VehicleKind, World
 
 START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)
@@ -268,3 +269,61 @@ def test_other_seed_other_noise_same_truth() -> None:
     outs_a, outs_b = _run(a, 120), _run(b, 120)
     assert [o.states for o in outs_a] == [o.states for o in outs_b]
     assert [o.ins[0].orientation for o in outs_a if o.ins] != [o.ins[0].orientation for o in outs_b if o.ins]
+
+
+# ---- the tractor of a Maxxum ------------------------------------------------------------------------
+
+
+def _maxxum_world() -> World:
+    return _world(agents=(AgentSpec(name="maxxum", vehicle=VehicleKind.MAXXUM),))
+
+
+def test_a_maxxum_stands_braked_until_a_command_and_drives_with_its_pedal() -> None:
+    world = _maxxum_world()
+    outputs = [world.advance() for _ in range(120)]
+    assert world.agent(0).state.speed == 0.0
+    observations = [obs for output in outputs for _, obs in output.tractors]
+    assert [obs.step for obs in observations] == list(range(12, 121, 12))  # 10 Hz
+    assert all(obs.stale for obs in observations)  # the safety brake holds it
+    for _ in range(240):  # commands keep coming, as the bridge sends them at 20 Hz
+        if world.step % 6 == 0:
+            world.apply_tractor_command(0, TractorCommand(pedal=0.3, brake=0.0, curvature_1pm=0.0))
+        world.advance()
+    assert world.agent(0).state.speed > 1.0
+    assert not world.tractor_observation(0).stale
+
+
+def test_a_maxxum_brakes_to_a_stop_when_commands_go_stale() -> None:
+    world = _maxxum_world()
+    for _ in range(240):
+        if world.step % 6 == 0:
+            world.apply_tractor_command(0, TractorCommand(pedal=0.3, brake=0.0, curvature_1pm=0.0))
+        world.advance()
+    moving = world.agent(0).state.speed
+    assert moving > 1.0
+    for _ in range(360):  # no more commands
+        world.advance()
+    assert world.tractor_observation(0).stale
+    assert world.agent(0).state.speed == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_reset_puts_the_tractor_back_to_parked() -> None:
+    world = _maxxum_world()
+    for _ in range(60):
+        if world.step % 6 == 0:
+            world.apply_tractor_command(
+                0, TractorCommand(pedal=0.3, brake=0.0, hitch_raise=False, pto_on=True)
+            )
+        world.advance()
+    assert not world.tractor_observation(0).stale
+    world.reset_session()
+    observation = world.tractor_observation(0)
+    assert observation.stale
+    assert not observation.pto_on
+
+
+def test_only_a_maxxum_has_a_tractor() -> None:
+    world = _world()
+    with pytest.raises(AgentError, match="has no tractor model"):
+        world.apply_tractor_command(0, TractorCommand(pedal=0.5))
+    assert world.advance().tractors == ()

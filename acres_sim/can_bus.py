@@ -1,0 +1,96 @@
+"""The CAN transport of one Maxxum: its J1939 frames over UDP (docs/protocol.md "CAN transport").
+
+The simulator binds a UDP port per Maxxum (the agent's `can_port` in HELLO) and sends its
+datagrams to the address that last sent it one; until a controller (the bridge) has sent a
+datagram, nothing goes out. Frames from the controller become tractor commands
+(acres_sim.j1939.command_from_frame). A bad datagram or frame is dropped, counted and logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections import Counter
+
+from acres_bridge.wire.can import CanFrame, barrier_frame, decode_datagram, encode_datagram, is_barrier
+from acres_bridge.wire.errors import ProtocolError
+from acres_sim.errors import AcresSimError
+from acres_sim.j1939 import command_from_frame, frames_from_observation
+from acres_sim.tractor import TractorCommand, TractorObservation
+
+__all__ = ["CanPort"]
+
+_log = logging.getLogger("acres_sim.can")
+_DATAGRAM_BYTES = 65536
+
+
+class CanPort:
+    """The UDP socket of one Maxxum's CAN bus."""
+
+    def __init__(self, host: str, agent: int) -> None:
+        self.agent = agent
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind((host, 0))
+        self.sock.setblocking(False)
+        self.port: int = self.sock.getsockname()[1]
+        self._peer: tuple[str, int] | None = None
+        self._sent_since_barrier = 0
+        self.dropped: Counter[str] = Counter()
+
+    def receive(self) -> list[TractorCommand]:
+        """Every datagram waiting: the tractor commands of its frames (a barrier commands nothing)."""
+        commands: list[TractorCommand] = []
+        while True:
+            try:
+                data, peer = self.sock.recvfrom(_DATAGRAM_BYTES)
+            except (BlockingIOError, InterruptedError):
+                return commands
+            except OSError as error:
+                self._drop("socket", f"receive failed: {error}")
+                return commands
+            self._peer = peer
+            try:
+                frames = decode_datagram(data)
+            except ProtocolError as error:
+                self._drop("datagram", str(error))
+                continue
+            for frame in frames:
+                if is_barrier(frame):
+                    continue
+                try:
+                    command = command_from_frame(frame)
+                except AcresSimError as error:
+                    self._drop("frame", f"frame 0x{frame.can_id:08X}: {error}")
+                    continue
+                if command is not None:
+                    commands.append(command)
+
+    def send_group(self, observation: TractorObservation) -> None:
+        """The 13 frames of the tractor's group for this observation, in one datagram."""
+        self._send(frames_from_observation(observation))
+
+    def send_barrier(self, step: int, stamp_ns: int) -> None:
+        """The barrier after a lockstep step: every frame of the step has been sent."""
+        frame = barrier_frame(step=step, stamp_ns=stamp_ns, frames_sent=self._sent_since_barrier)
+        self._send((frame,), counted=False)
+        self._sent_since_barrier = 0
+
+    def _send(self, frames: tuple[CanFrame, ...], *, counted: bool = True) -> None:
+        if self._peer is None:
+            return  # no controller has spoken yet: nobody to send to
+        try:
+            self.sock.sendto(encode_datagram(frames), self._peer)
+        except OSError as error:
+            self._drop("socket", f"send failed: {error}")
+            return
+        if counted:
+            self._sent_since_barrier += len(frames)
+
+    def _drop(self, reason: str, message: str) -> None:
+        self.dropped[reason] += 1
+        count = self.dropped[reason]
+        if count in (1, 10, 100) or count % 1000 == 0:
+            _log.warning("can/%d: %s (%d dropped for this reason)", self.agent, message, count)
+
+    def close(self) -> None:
+        self.sock.close()

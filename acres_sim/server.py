@@ -11,6 +11,11 @@ soon as it is read (it applies from the next physics step, so in lockstep from t
 the next request), and each report line (50 Hz) goes out on that agent's vehicle channel. A
 command for a Maxxum or with an invalid value is logged and ignored; it still counts for the
 command numbers that STEP_REQUEST waits for.
+
+The vehicle channel of a Maxxum carries MAXXUM_COMMAND (acres_bridge.wire.maxxum.MaxxumCommand,
+numbered as the drive-by-wire commands are) to its tractor model and MaxxumObservation each 0.1 s
+of simulation time from it. Each Maxxum also has a CAN port (UDP, `can_port` in HELLO,
+acres_sim.can_bus): the tractor's J1939 group each 0.1 s, a barrier after each lockstep step.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image, PointCloud2
 
 from acres_bridge.convert import perception as convert
-from acres_bridge.wire import Frame, FrameReader, decode
+from acres_bridge.wire import FrameReader, decode
 from acres_bridge.wire.perception import CameraImage, LidarScan, encode_camera_frame, encode_lidar_frame
 from bench._processes import START_TIMEOUT_S, Children
 from bench._ros import BenchNode
@@ -60,28 +60,6 @@ def _image_frame() -> bytes:
     return encode_camera_frame(step=12, stamp_ns=100_000_000, sensor=1, width=896, height=512, pixels=pixels)
 
 
-_PIECE = 256 * 1024
-
-
-def _receive(reader: FrameReader, data: bytes) -> list[Frame]:
-    """Hand `data` to the reader in pieces and take the frames after each, as the ingest's link does."""
-    view = memoryview(data)
-    frames: list[Frame] = []
-    position = 0
-    while position < len(data):
-        space = reader.bulk_space()
-        if space is not None:
-            size = min(len(space), _PIECE, len(data) - position)
-            space[:size] = view[position : position + size]
-            reader.bulk_received(size)
-        else:
-            size = min(_PIECE, len(data) - position)
-            reader.feed(view[position : position + size])
-        position += size
-        frames.extend(reader.frames())
-    return frames
-
-
 def _timed(action: Callable[[], None]) -> float:
     started = time.perf_counter()
     action()
@@ -117,14 +95,14 @@ def run(settings: Settings) -> Outcome:
         cloud_bytes, image_bytes = _cloud_frame(), _image_frame()
 
         def bridge_cloud() -> None:
-            for frame in _receive(reader, cloud_bytes):
+            for frame in reader.receive(cloud_bytes):
                 scan = decode(frame)
                 if not isinstance(scan, LidarScan):
                     raise BenchError(f"expected a LIDAR frame, decoded {type(scan).__name__}")
                 clouds.publish(convert.point_cloud(scan, "lidar"))
 
         def bridge_image() -> None:
-            for frame in _receive(reader, image_bytes):
+            for frame in reader.receive(image_bytes):
                 image = decode(frame)
                 if not isinstance(image, CameraImage):
                     raise BenchError(f"expected a CAMERA frame, decoded {type(image).__name__}")

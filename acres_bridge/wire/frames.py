@@ -146,6 +146,25 @@ class FrameReader:
             raise ValueError(f"bulk_received({size}) does not fit the payload being assembled")
         self._bulk_filled += size
 
+    def receive(self, data: bytes | bytearray | memoryview, *, piece: int = 256 * 1024) -> list[Frame]:
+        """Take a stream held in memory (a capture, a file) as a socket would deliver it: in pieces,
+        the rest of a large payload straight into its array, the frames taken after each piece."""
+        view = memoryview(data)
+        frames: list[Frame] = []
+        position = 0
+        while position < len(view):
+            space = self.bulk_space()
+            if space is not None:
+                size = min(len(space), piece, len(view) - position)
+                space[:size] = view[position : position + size]
+                self.bulk_received(size)
+            else:
+                size = min(piece, len(view) - position)
+                self.feed(view[position : position + size])
+            position += size
+            frames.extend(self.frames())
+        return frames
+
     @property
     def buffered(self) -> int:
         return len(self._buffer) + (self._bulk_filled if self._bulk is not None else 0)

@@ -22,28 +22,10 @@ def test_the_cloud_is_large_enough_to_be_assembled_apart():
     assert len(CLOUD) - HEADER.size >= BULK_PAYLOAD
 
 
-def _receive(reader: FrameReader, data: bytes, chunk: int) -> list:
-    """Deliver data as the link does: into bulk_space() when the reader offers it, else feed()."""
-    frames = []
-    position = 0
-    while position < len(data):
-        space = reader.bulk_space()
-        if space is not None:
-            size = min(len(space), chunk, len(data) - position)
-            space[:size] = data[position : position + size]
-            reader.bulk_received(size)
-        else:
-            size = min(chunk, len(data) - position)
-            reader.feed(data[position : position + size])
-        position += size
-        frames.extend(reader.frames())
-    return frames
-
-
 @pytest.mark.parametrize("chunk", [1000, 65536, 1 << 20])
 def test_a_large_frame_between_small_ones_arrives_whole_and_in_order(chunk):
     reader = FrameReader()
-    frames = _receive(reader, CLOCK + CLOUD + CLOCK + CLOUD, chunk)
+    frames = reader.receive(CLOCK + CLOUD + CLOCK + CLOUD, piece=chunk)
     assert [f.kind for f in frames] == [FrameKind.CLOCK, FrameKind.LIDAR, FrameKind.CLOCK, FrameKind.LIDAR]
     scan = decode(frames[1])
     assert isinstance(scan, LidarScan)
@@ -103,7 +85,7 @@ def test_bulk_received_refuses_what_does_not_fit():
 def test_any_chunking_of_large_and_small_frames_gives_the_same_frames(order, chunk):
     stream = b"".join(CLOUD if large else CLOCK for large in order)
     reader = FrameReader()
-    frames = _receive(reader, stream, chunk)
+    frames = reader.receive(stream, piece=chunk)
     assert [f.kind for f in frames] == [FrameKind.LIDAR if large else FrameKind.CLOCK for large in order]
     assert all(
         bytes(f.payload) == (CLOUD if f.kind is FrameKind.LIDAR else CLOCK)[HEADER.size :] for f in frames

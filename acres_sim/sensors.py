@@ -21,7 +21,7 @@ from acres_sim.lidar import MAXXUM_LIDAR, POLARIS_LIDAR, Lidar, LidarParams
 from acres_sim.scene import Box, Scene, vehicle_box
 from acres_sim.vehicles import VehicleParams
 
-__all__ = ["PERCEPTION_RATE_HZ", "AgentSensors", "SensorFrame", "perception_due"]
+__all__ = ["PERCEPTION_RATE_HZ", "AgentSensors", "CaptureJob", "SensorFrame", "capture_all", "perception_due"]
 
 PERCEPTION_RATE_HZ: Final = 10
 _LIDARS: Final = {"polaris": POLARIS_LIDAR, "maxxum": MAXXUM_LIDAR}
@@ -97,3 +97,23 @@ def capture_all(
         if image is not None:
             images.append(image)
     return tuple(clouds), tuple(images)
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureJob:
+    """The clouds and images of one perception step, to make now or in a render thread.
+
+    The states are the snapshot of that step; the sensors keep their own state (the LiDAR's noise
+    stream, the last ray cast), so the jobs of a world must run one at a time, in step order.
+    """
+
+    step: int
+    stamp_ns: int
+    sensors: tuple[AgentSensors | None, ...]
+    scene: Scene
+    states: tuple[VehicleState, ...]
+    params: tuple[VehicleParams, ...]
+
+    def run(self) -> tuple[tuple[SensorFrame, ...], tuple[SensorFrame, ...]]:
+        """(clouds, images) of every agent, in agent order."""
+        return capture_all(self.sensors, self.scene, self.states, self.params)

@@ -2,7 +2,11 @@
 
 One thread, one selector: the control listener, each agent's sensor and vehicle listeners, and
 every accepted connection. In free run (PLAYING) the world advances paced to wall time; in
-lockstep only on step requests, as fast as it can. Output is buffered per connection and
+lockstep only on step requests, as fast as it can. In free run the clouds and images are made in
+a render thread (numpy lets go of the GIL), so a camera frame never holds up the physics, the
+INS and the clock; their frames follow as soon as they are ready, stamped with their step. A step
+request (lockstep, or a paused free-run session) sends its STREAM_MARK only after every cloud and
+image of its steps. Output is buffered per connection and
 flushed after each step (free run) or each request (lockstep), so a long request costs a
 handful of system calls, not one per message.
 
@@ -25,7 +29,9 @@ import select
 import selectors
 import socket
 import time
+from collections import deque
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -65,7 +71,7 @@ from acres_sim.can_bus import CanPort
 from acres_sim.clock import PHYSICS_RATE_HZ as PHYSICS_HZ
 from acres_sim.errors import AcresSimError
 from acres_sim.ins import InsSample
-from acres_sim.sensors import PERCEPTION_RATE_HZ, SensorFrame
+from acres_sim.sensors import PERCEPTION_RATE_HZ, CaptureJob, SensorFrame
 from acres_sim.tractor import command_from_message, observation_message
 from acres_sim.vehicles import VehicleParams
 from acres_sim.world import SimState, StepOutput, VehicleKind, World
@@ -76,6 +82,7 @@ _log = logging.getLogger("acres_sim.server")
 _FLUSH_BYTES = 1 << 20
 _SEND_TIMEOUT_S = 10.0
 _MAX_LAG_S = 0.5  # free run: a simulator this far behind wall time stops catching up
+_RENDERS_IN_FLIGHT = 2  # free run: perception steps queued for the render thread at most
 UTM_EPSG = 32616
 
 
@@ -164,6 +171,9 @@ def camera_frame(step: int, stamp_ns: int, frame: SensorFrame) -> bytes:
     )
 
 
+Captured = tuple[tuple[SensorFrame, ...], tuple[SensorFrame, ...]]  # clouds, images of a step
+
+
 class StepObserver(Protocol):
     """What sees the world's steps as the server makes them (in the server's thread)."""
 
@@ -212,6 +222,11 @@ class SimServer:
         """
         self.world = world
         self._observers = tuple(observers)
+        # Free run renders in a thread of its own; lockstep renders inline, deterministic in its order.
+        world.defer_perception = not world.lockstep
+        self._renderer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="acres-render")
+        self._renders: deque[tuple[int, int, Future[Captured]]] = deque()
+        self.skipped_renders = 0
         self._selector = selectors.DefaultSelector()
         self._listeners: list[_Listener] = []
         self._connections: list[_Connection] = []
@@ -276,13 +291,14 @@ class SimServer:
                 self._poll(self._timeout())
                 if self.world.state is SimState.PLAYING:
                     self._run_paced_steps()
+                self._send_renders(wait=False)
         finally:
             self.close()
 
     def _timeout(self) -> float:
         if self.world.state is SimState.PLAYING:
             return max(0.0, self._next_step_at - time.monotonic())
-        return 0.2
+        return 0.005 if self._renders else 0.2
 
     def _poll(self, timeout: float) -> None:
         for key, _ in self._selector.select(timeout):
@@ -476,6 +492,7 @@ class SimServer:
             self._emit(world.advance())
             if any(len(c.out) > _FLUSH_BYTES for c in self._connections):
                 self._flush_all()
+        self._send_renders(wait=True)  # every cloud and image of these steps goes before the mark
         mark = encode(StreamMark(world.step))
         for stream in self._connections:
             if stream.ready and stream.listener != "control":
@@ -559,19 +576,9 @@ class SimServer:
         if self.world.lockstep:
             for can in self._can.values():
                 can.send_barrier(output.step, output.stamp_ns)
-        perception: dict[int, list[bytes]] = {}
-        if output.clouds or output.images:
-            readers = {c.agent for c in self._connections if c.ready and c.listener == "sensor"}
-            for frame in output.clouds:
-                if frame.agent in readers:
-                    perception.setdefault(frame.agent, []).append(
-                        lidar_frame(output.step, output.stamp_ns, frame)
-                    )
-            for frame in output.images:
-                if frame.agent in readers:
-                    perception.setdefault(frame.agent, []).append(
-                        camera_frame(output.step, output.stamp_ns, frame)
-                    )
+        if output.capture is not None:
+            self._render(output.capture)
+        perception = self._perception_frames(output.step, output.stamp_ns, output.clouds, output.images)
         for connection in self._connections:
             if not connection.ready:
                 continue
@@ -584,6 +591,51 @@ class SimServer:
                     connection.out += data
             elif connection.listener == "vehicle" and connection.agent in reports:
                 connection.out += reports[connection.agent]
+
+    def _perception_frames(
+        self, step: int, stamp_ns: int, clouds: Sequence[SensorFrame], images: Sequence[SensorFrame]
+    ) -> dict[int, list[bytes]]:
+        """The LIDAR and CAMERA frames of a step, by agent, for the agents whose stream is open."""
+        frames: dict[int, list[bytes]] = {}
+        if clouds or images:
+            readers = {c.agent for c in self._connections if c.ready and c.listener == "sensor"}
+            for frame in clouds:
+                if frame.agent in readers:
+                    frames.setdefault(frame.agent, []).append(lidar_frame(step, stamp_ns, frame))
+            for frame in images:
+                if frame.agent in readers:
+                    frames.setdefault(frame.agent, []).append(camera_frame(step, stamp_ns, frame))
+        return frames
+
+    def _render(self, job: CaptureJob) -> None:
+        """Hand a perception step to the render thread, unless it is still busy with earlier ones:
+        then the frames of this step are skipped, as a real sensor that cannot keep up skips them,
+        so that neither memory nor the frames' delay grows."""
+        if len(self._renders) >= _RENDERS_IN_FLIGHT:
+            self.skipped_renders += 1
+            if self.skipped_renders in (1, 10, 100) or self.skipped_renders % 1000 == 0:
+                _log.warning(
+                    "rendering cannot keep up with real time: skipped the clouds and images of step %d "
+                    "(%d perception steps skipped so far)",
+                    job.step,
+                    self.skipped_renders,
+                )
+            return
+        self._renders.append((job.step, job.stamp_ns, self._renderer.submit(job.run)))
+
+    def _send_renders(self, *, wait: bool) -> None:
+        """Send the clouds and images the render thread has made, in step order (all, with wait)."""
+        sent = False
+        while self._renders and (wait or self._renders[0][2].done()):
+            step, stamp_ns, render = self._renders.popleft()
+            clouds, images = render.result()
+            for agent, frames in self._perception_frames(step, stamp_ns, clouds, images).items():
+                for connection in self._connections:
+                    if connection.ready and connection.listener == "sensor" and connection.agent == agent:
+                        connection.out += b"".join(frames)
+            sent = True
+        if sent and not wait:
+            self._flush_all()
 
     def _send(self, connection: _Connection, frame: bytes) -> None:
         connection.out += frame
@@ -603,6 +655,7 @@ class SimServer:
             self._flush(connection)
 
     def close(self) -> None:
+        self._renderer.shutdown(wait=True, cancel_futures=True)
         for observer in self._observers:
             observer.close()
         for can in self._can.values():

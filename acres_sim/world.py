@@ -32,7 +32,7 @@ from acres_sim.ins import InsModel, InsParams, InsSample
 from acres_sim.kinematics import BodyMotion, Terrain, VehicleState, at_rest, place
 from acres_sim.route import Route, RouteFollower, acre_loop
 from acres_sim.scene import Scene, acre_scene
-from acres_sim.sensors import AgentSensors, SensorFrame, capture_all, perception_due
+from acres_sim.sensors import AgentSensors, CaptureJob, SensorFrame, perception_due
 from acres_sim.tractor import TractorCommand, TractorModel, TractorObservation, TractorParams, observation_due
 from acres_sim.vehicles import MAXXUM, POLARIS, MaxxumParams, PolarisParams, VehicleParams
 
@@ -151,6 +151,8 @@ class StepOutput:
     ``clouds`` and ``images`` hold each agent's LiDAR cloud and camera image, in agent order, when
     the step is a perception step (10 Hz) and the world makes them; ACRES Core makes no images.
     ``tractors`` holds each Maxxum's observation as (agent index, observation) on its 10 Hz steps.
+    With deferred perception (``World.defer_perception``) a perception step leaves ``clouds`` and
+    ``images`` empty and gives the ``capture`` job that makes them instead.
     """
 
     step: int
@@ -162,6 +164,7 @@ class StepOutput:
     clouds: tuple[SensorFrame, ...] = ()
     images: tuple[SensorFrame, ...] = ()
     tractors: tuple[tuple[int, TractorObservation], ...] = ()
+    capture: CaptureJob | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -272,6 +275,7 @@ class World:
         self._scene = scene if scene is not None else acre_scene()
         self._terrain: Terrain = terrain if terrain is not None else self._scene.terrain
         self._perception = bool(perception)
+        self.defer_perception = False  # True: advance() hands out capture jobs instead of rendering
         self._state = SimState.PAUSED if lockstep else SimState.PLAYING
         self._step = 0
         self._episode = 0
@@ -613,13 +617,19 @@ class World:
                 tractors.append((index, a.tractor.observation(step=step, speed_mps=a.state.speed)))
         clouds: tuple[SensorFrame, ...] = ()
         images: tuple[SensorFrame, ...] = ()
+        capture = None
         if self._perception and perception_due(step):
-            clouds, images = capture_all(
-                [a.sensors for a in self._agents],
-                self._scene,
-                [a.state for a in self._agents],
-                [a.params for a in self._agents],
+            capture = CaptureJob(
+                step=step,
+                stamp_ns=step_stamp_ns(step),
+                sensors=tuple(a.sensors for a in self._agents),
+                scene=self._scene,
+                states=tuple(a.state for a in self._agents),
+                params=tuple(a.params for a in self._agents),
             )
+            if not self.defer_perception:
+                clouds, images = capture.run()
+                capture = None
         return StepOutput(
             step=step,
             stamp_ns=step_stamp_ns(step),
@@ -630,6 +640,7 @@ class World:
             clouds=clouds,
             images=images,
             tractors=tuple(tractors),
+            capture=capture,
         )
 
     def _teleport(self, a: _Agent, x: float, y: float, yaw: float) -> None:

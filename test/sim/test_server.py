@@ -430,3 +430,25 @@ def test_the_can_bus_sends_groups_of_13_and_a_barrier_after_each_step(serve) -> 
     assert sorted(d.name for d in decoded if d is not None) == sorted(s.name for s in j1939.STATUS_FRAMES)
     hitch_state = next(d for d in decoded if d is not None and d.name == "HITCH")
     assert hitch_state.signals["lever_pct"] == pytest.approx(40.0, abs=0.5)  # the controller's frame arrived
+
+
+def test_free_run_renders_in_a_thread_and_sends_the_frames_with_their_step(serve) -> None:  # type: ignore[no-untyped-def]
+    server = serve(lockstep=False, perception=True)
+    _, sensor, _ = connect(server)
+    clouds: list[LidarScan] = []
+    images: list[CameraImage] = []
+    samples: list[InsSample] = []
+    deadline = time.monotonic() + 20.0
+    while len(images) < 3 and time.monotonic() < deadline:
+        message = sensor.next()
+        if isinstance(message, LidarScan):
+            clouds.append(message)
+        elif isinstance(message, CameraImage):
+            images.append(message)
+        elif isinstance(message, InsSample):
+            samples.append(message)
+    assert len(images) >= 3
+    assert all(frame.step % 12 == 0 for frame in [*clouds, *images])
+    assert all(frame.stamp_ns == frame.step * 1_000_000_000 // 120 for frame in [*clouds, *images])
+    assert [c.step for c in clouds] == sorted({c.step for c in clouds})  # in step order, none twice
+    assert len(samples) > 20  # the INS went on while the frames were made

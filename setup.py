@@ -61,6 +61,8 @@ setup(
             "acres_bridge::Dbw = acres_bridge.nodes.dbw:Dbw",
             "acres_bridge::PoseReset = acres_bridge.nodes.reset:PoseReset",
             "acres_bridge::Perception = acres_bridge.nodes.perception:Perception",
+            "acres_bridge::Maxxum = acres_bridge.nodes.maxxum:Maxxum",
+            "acres_bridge::Can = acres_bridge.nodes.can:Can",
         ],
     },
 )

@@ -60,6 +60,13 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
     Subsystem("episode", "acres_bridge::EpisodeClock", ("polaris", "maxxum"), "/sim/episode"),
     Subsystem("dbw", "acres_bridge::Dbw", ("polaris",), "drive-by-wire reports and commands"),
     Subsystem("reset", "acres_bridge::PoseReset", ("polaris", "maxxum"), "/sim/reset"),
+    Subsystem(
+        "maxxum",
+        "acres_bridge::Maxxum",
+        ("maxxum",),
+        "engine_rpm, steering_angle, implement/state, the sensor mounts and the tractor commands",
+    ),
+    Subsystem("can", "acres_bridge::Can", ("maxxum",), "can/rx and can/tx"),
 )
 
 # Parameters each node class declares (beyond the shared ones every subsystem node has).
@@ -78,6 +85,10 @@ _NODE_PARAMETERS: dict[str, tuple[str, ...]] = {
     "episode": (),
     "dbw": ("allow_unfenced_commands",),
     "reset": (),
+    # speed_kp, speed_ki, max_speed_mps and cmd_timeout_s are the maxxum node's own parameters, with
+    # their defaults there (docs/maxxum.md): set them on the node, not on the bridge.
+    "maxxum": ("allow_unfenced_commands",),
+    "can": ("allow_unfenced_commands",),
 }
 
 

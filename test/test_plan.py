@@ -61,7 +61,16 @@ def test_auto_plans_the_ingest_until_the_session_names_the_vehicle() -> None:
     config = BridgeConfig(vehicle="auto")
     assert [p.subsystem for p in plan_bridge(config)] == ["ingest"]
     maxxum = plan_bridge(config, vehicle="maxxum", namespace="/maxxum")
-    assert [p.subsystem for p in maxxum] == ["ingest", "clock_tf", "ins", "perception", "episode", "reset"]
+    assert [p.subsystem for p in maxxum] == [
+        "ingest",
+        "clock_tf",
+        "ins",
+        "perception",
+        "episode",
+        "reset",
+        "maxxum",
+        "can",
+    ]
     assert {p.namespace for p in maxxum} == {"/maxxum"}
     assert maxxum[2].parameters["vehicle"] == "maxxum"
 
@@ -145,7 +154,7 @@ def test_plan_agent_gives_each_agent_its_vehicle_nodes_and_the_clock_and_episode
     plans = [plan_agent(config, slot) for slot in slots]
     assert [p.subsystem for p in plans[0]] == ["clock_tf", "ins", "perception", "episode", "dbw", "reset"]
     assert [p.subsystem for p in plans[1]] == ["clock_tf", "ins", "perception", "dbw", "reset"]
-    assert [p.subsystem for p in plans[2]] == ["clock_tf", "ins", "perception", "reset"]
+    assert [p.subsystem for p in plans[2]] == ["clock_tf", "ins", "perception", "reset", "maxxum", "can"]
     assert [p.parameters["publish_clock"] for p in (plans[0][0], plans[1][0], plans[2][0])] == [
         True,
         False,

@@ -1,14 +1,18 @@
 """The internal ingest channels: their keys, ROS topics, message types and conversions.
 
-A channel is both a key on the in-process SampleBus and a real ROS topic with an
-acres_interfaces type under `<bridge namespace>/acres_ingest/`, so a subsystem node in another
-process gets the same samples. `SampleSource` subscribes a node to a channel through whichever
-of the two is right: the bus when the ingest runs in this process, the ROS topic otherwise, and
-it switches to the bus if an ingest appears in this process later.
+A channel is both a key on the in-process SampleBus and a real ROS topic under
+`<bridge namespace>/acres_ingest/`, so a subsystem node in another process gets the same samples.
+Its type is an acres_interfaces message, or, for the Maxxum, the message the wire already defines:
+std_msgs/String with the JSON object of MAXXUM_OBSERVATION or MAXXUM_COMMAND, can_msgs/Frame for a
+CAN frame. `SampleSource` subscribes a node to a channel through whichever of the two is right:
+the bus when the ingest runs in this process, the ROS topic otherwise, and it switches to the bus
+if an ingest appears in this process later; a message of the topic that does not decode (a peer
+in another process is outside this process's checks) is dropped and counted.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -24,9 +28,13 @@ from acres_interfaces.msg import InsSample as InsSampleMessage
 from acres_interfaces.msg import LidarScan as LidarScanMessage
 from acres_interfaces.msg import SessionInfo as SessionInfoMessage
 from acres_interfaces.msg import SimStep as SimStepMessage
+from can_msgs.msg import Frame as CanFrameMessage
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
 
+from acres_bridge.convert.can import checked_frame, frame_message
+from acres_bridge.convert.dbw import CommandRefusedError
 from acres_bridge.convert.ins import stamp
 from acres_bridge.convert.session import episode as episode_message
 from acres_bridge.ingest.bus import BUS, BusSubscription, SampleBus
@@ -38,7 +46,17 @@ from acres_bridge.wire import (
     EpisodeInfo,
     Hello,
     InsSample,
+    ProtocolError,
     SensorMeta,
+    encode,
+)
+from acres_bridge.wire.can import CanFrame
+from acres_bridge.wire.frames import HEADER
+from acres_bridge.wire.maxxum import (
+    MaxxumCommand,
+    MaxxumObservation,
+    decode_maxxum_command,
+    decode_maxxum_observation,
 )
 from acres_bridge.wire.messages import decode_hello, decode_sensor_meta
 from acres_bridge.wire.perception import CameraImage, ImageEncoding, LidarScan
@@ -46,12 +64,16 @@ from acres_bridge.wire.perception import CameraImage, ImageEncoding, LidarScan
 __all__ = [
     "AGENT_RESET",
     "CAMERA",
+    "CAN_RX",
+    "CAN_TX",
     "CLOCK",
     "DBW_COMMAND",
     "DBW_REPORT",
     "EPISODE",
     "INS",
     "LIDAR",
+    "MAXXUM_COMMAND",
+    "MAXXUM_OBSERVATION",
     "SESSION",
     "IngestChannel",
     "SampleOutlet",
@@ -307,6 +329,37 @@ def _reset_from_message(message: AgentResetMessage) -> AgentReset:
     return AgentReset(agent=0, x_m=message.x_m, y_m=message.y_m, yaw_rad=message.yaw_rad)
 
 
+def _payload(message: object) -> str:
+    """The JSON payload of a wire message, as its frame carries it."""
+    return encode(message)[HEADER.size :].decode()
+
+
+def _observation_to_message(observation: MaxxumObservation) -> String:
+    return String(data=_payload(observation))
+
+
+def _observation_from_message(message: String) -> MaxxumObservation:
+    return decode_maxxum_observation(message.data.encode())
+
+
+def _maxxum_command_to_message(command: MaxxumCommand) -> String:
+    """The MAXXUM_COMMAND object without its seq: the ingest numbers commands when it sends them."""
+    data = json.loads(_payload(dataclasses.replace(command, seq=1)))
+    del data["seq"]
+    return String(data=json.dumps(data, separators=(",", ":")))
+
+
+def _maxxum_command_from_message(message: String) -> MaxxumCommand:
+    try:
+        data = json.loads(message.data)
+    except json.JSONDecodeError as error:
+        raise ProtocolError(f"MAXXUM_COMMAND on the internal topic: not JSON ({error})") from None
+    if not isinstance(data, dict) or "seq" in data:
+        raise ProtocolError("MAXXUM_COMMAND on the internal topic: expected a JSON object without seq")
+    command = decode_maxxum_command(json.dumps({"seq": 1, **data}).encode())
+    return dataclasses.replace(command, seq=0)
+
+
 CLOCK: IngestChannel[Clock] = IngestChannel(
     "clock", SimStepMessage, _clock_to_message, _clock_from_message, latched=False, depth=100
 )
@@ -350,6 +403,31 @@ DBW_COMMAND: IngestChannel[DbwCommand] = IngestChannel(
 )
 AGENT_RESET: IngestChannel[AgentReset] = IngestChannel(
     "agent_{agent}/reset", AgentResetMessage, _reset_to_message, _reset_from_message, latched=False, depth=10
+)
+# The Maxxum: its observation (10 Hz), its commands (to the ingest), its CAN bus both ways. A CAN
+# group is 13 frames each 0.1 s: the depth holds several groups.
+MAXXUM_OBSERVATION: IngestChannel[MaxxumObservation] = IngestChannel(
+    "agent_{agent}/maxxum_observation",
+    String,
+    _observation_to_message,
+    _observation_from_message,
+    latched=False,
+    depth=10,
+)
+MAXXUM_COMMAND: IngestChannel[MaxxumCommand] = IngestChannel(
+    "agent_{agent}/maxxum_command",
+    String,
+    _maxxum_command_to_message,
+    _maxxum_command_from_message,
+    latched=False,
+    depth=100,
+)
+# A CAN frame on the internal topic carries no step (0 when it arrives from there).
+CAN_RX: IngestChannel[CanFrame] = IngestChannel(
+    "agent_{agent}/can_rx", CanFrameMessage, frame_message, checked_frame, latched=False, depth=500
+)
+CAN_TX: IngestChannel[CanFrame] = IngestChannel(
+    "agent_{agent}/can_tx", CanFrameMessage, frame_message, checked_frame, latched=False, depth=500
 )
 
 
@@ -410,6 +488,7 @@ class SampleSource(Generic[S]):
         self._bus = bus
         self.key = channel.key(namespace, agent)
         self._lock = threading.Lock()
+        self.dropped = 0  # messages of the internal topic that did not decode
         self._bus_subscription: BusSubscription | None = None
         self._ros_subscription: Any = None
         self._unwatch = bus.watch_producers(self._on_producer)
@@ -439,7 +518,18 @@ class SampleSource(Generic[S]):
                 )
 
     def _on_message(self, message: Any) -> None:
-        self._callback(self._channel.from_message(message))
+        """A sample from the internal topic; one that does not decode is dropped and counted (a peer
+        in another process is outside this process's checks, and must not end its executor)."""
+        try:
+            sample = self._channel.from_message(message)
+        except (ProtocolError, CommandRefusedError, ValueError) as error:
+            self.dropped += 1
+            self._node.get_logger().warning(
+                f"{self.key}: dropped a message of the internal topic ({self.dropped} so far): {error}",
+                throttle_duration_sec=5.0,
+            )
+            return
+        self._callback(sample)
 
     def close(self) -> None:
         self._unwatch()

@@ -1,10 +1,10 @@
 """The connection to a simulator: sockets, handshake, decoding, dispatch, reconnection.
 
-One I/O thread owns every socket of the session (the control channel and each agent's sensor
-and vehicle channels). It decodes frames as they arrive and hands each message to the
-`LinkListener` at once, in that thread, so a sample is published without a queue or a thread
-switch in between. Requests (steps, state changes, resets) come from other threads and are
-sent under a lock per socket.
+One I/O thread owns every socket of the session (the control channel, each agent's sensor
+and vehicle channels, and each Maxxum's CAN transport over UDP). It decodes frames as they arrive
+and hands each message to the `LinkListener` at once, in that thread, so a sample is published
+without a queue or a thread switch in between. Requests (steps, state changes, resets, commands,
+CAN frames) come from other threads and are sent under a lock per socket.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from acres_bridge import __version__
+from acres_bridge.ingest.can_channel import CanChannel, CanProblem
 from acres_bridge.wire import (
     PROTOCOL_VERSION,
     AgentReset,
@@ -46,13 +47,18 @@ from acres_bridge.wire import (
     decode,
     encode,
 )
+from acres_bridge.wire.can import CanFrame
 from acres_bridge.wire.frames import Frame
+from acres_bridge.wire.maxxum import MaxxumCommand, MaxxumObservation
 from acres_bridge.wire.perception import CameraImage, LidarScan
 
 __all__ = ["LinkCounters", "LinkListener", "SimulatorLink", "StepOutcome", "receive_into"]
 
 _log = logging.getLogger("acres_bridge.ingest")
 _RECV_BYTES = 4 * 1024 * 1024
+# How long a lockstep step waits, after its TCP streams are marked, for the CAN barrier of its
+# last step: UDP may lose that datagram, and a lost one must not hold the step until its timeout.
+CAN_MARK_WAIT_S = 0.5
 
 
 def receive_into(sock: socket.socket, reader: FrameReader, buffer: memoryview) -> int:
@@ -90,6 +96,8 @@ class LinkListener(Protocol):
     def on_clock(self, clock: Clock) -> None: ...
     def on_ins(self, agent: int, sample: InsSample) -> None: ...
     def on_dbw_report(self, agent: int, report: DbwReport) -> None: ...
+    def on_maxxum_observation(self, agent: int, observation: MaxxumObservation) -> None: ...
+    def on_can_frames(self, agent: int, frames: tuple[CanFrame, ...]) -> None: ...
     def on_lidar(self, agent: int, scan: LidarScan) -> None: ...
     def on_camera(self, agent: int, image: CameraImage) -> None: ...
     def on_disconnect(self, reason: str) -> None: ...
@@ -112,6 +120,8 @@ class LinkCounters:
     bad_payloads: Counter[str] = field(default_factory=Counter)
     unexpected: Counter[str] = field(default_factory=Counter)
     sessions: int = 0
+    can_frames: int = 0  # frames of the tractors' CAN buses handed to the listener
+    can_problems: Counter[str] = field(default_factory=Counter)  # datagrams refused, frames lost, ...
 
 
 @dataclass
@@ -179,6 +189,8 @@ class SimulatorLink:
         self._pending_lock = threading.Lock()
         self._next_request = 1
         self._command_seqs: list[int] = []
+        self._can: dict[int, CanChannel] = {}
+        self._can_marked = threading.Condition()
         self._wake_r, self._wake_w = socket.socketpair()
         self.counters = LinkCounters()
         self._warn = _RateLimitedLog(logger)
@@ -230,10 +242,29 @@ class SimulatorLink:
                 self._pending.pop(request_id, None)
             return StepOutcome(False, message=f"no answer to the step request within {timeout_s} s")
         assert pending.outcome is not None
+        if pending.outcome.ok:
+            self._wait_can_marks(pending.outcome.last_step)
         return pending.outcome
 
-    def send_command(self, agent: int, command: DbwCommand) -> bool:
-        """Number a drive-by-wire command on the agent's vehicle channel and send it at once."""
+    def _wait_can_marks(self, last_step: int) -> None:
+        """Wait (at most CAN_MARK_WAIT_S) until every CAN channel that has sent barriers has sent the
+        one of `last_step`, so that the step's CAN frames are handed over before it is acknowledged."""
+        with self._can_marked:
+            marked = self._can_marked.wait_for(
+                lambda: all(c.marked_step < 0 or c.marked_step >= last_step for c in self._can.values()),
+                CAN_MARK_WAIT_S,
+            )
+        if not marked:
+            self.counters.can_problems["barrier missing"] += 1
+            self._warn.warning(
+                "can/barrier",
+                f"no CAN barrier for step {last_step} within {CAN_MARK_WAIT_S} s: its frames may follow "
+                "the acknowledgement (a lost datagram)",
+            )
+
+    def send_command(self, agent: int, command: DbwCommand | MaxxumCommand) -> bool:
+        """Number a vehicle command (drive-by-wire or Maxxum) on the agent's vehicle channel and send it
+        at once; False when the agent has no vehicle channel or the send failed."""
         channel = next((c for c in self._channels if c.name == f"vehicle/{agent}"), None)
         if channel is None or agent >= len(self._command_seqs):
             return False
@@ -246,6 +277,18 @@ class SimulatorLink:
                 return False
             # Counted only once sent, so a step request never waits for a command that was not.
             self._command_seqs[agent] = seq
+        return True
+
+    def send_can(self, agent: int, frames: tuple[CanFrame, ...]) -> bool:
+        """Send frames on the agent's CAN transport; False when it has none or the send failed."""
+        channel = self._can.get(agent)
+        if channel is None:
+            return False
+        try:
+            channel.send(frames)
+        except OSError as error:
+            self._can_problem(CanProblem("socket", f"{channel.name}: sending failed: {error}"))
+            return False
         return True
 
     def set_state(self, state: int) -> bool:
@@ -352,6 +395,7 @@ class SimulatorLink:
         except (OSError, AssertionError) as error:
             self._warn.warning("handshake", f"handshake with the simulator failed: {error}")
             return False
+        self._open_can(hello)
         self._control = control
         self._command_seqs = [0] * len(hello.agents)
         self._hello = hello
@@ -365,11 +409,56 @@ class SimulatorLink:
         self._connected.set()
         return True
 
+    def _open_can(self, hello: Hello) -> None:
+        """A CAN channel for each agent with a can_port; one that cannot be opened is logged and left out."""
+        channels: dict[int, CanChannel] = {}
+        for agent in hello.agents:
+            if agent.can_port == 0:
+                continue
+            try:
+                channels[agent.index] = CanChannel(agent=agent.index, host=self._host, port=agent.can_port)
+            except OSError as error:
+                self._warn.warning(
+                    f"can/{agent.index}",
+                    f"the CAN transport of agent {agent.index} ({self._host}:{agent.can_port}) "
+                    f"could not be opened: {error}",
+                )
+        with self._can_marked:
+            self._can = channels
+
+    def _can_problem(self, problem: CanProblem) -> None:
+        self.counters.can_problems[problem.reason] += problem.count
+        self._warn.warning(f"can/{problem.reason}", problem.message)
+
+    def _receive_can(self, channel: CanChannel) -> None:
+        receipt = channel.receive()
+        for problem in receipt.problems:
+            self._can_problem(problem)
+        if receipt.frames:
+            self.counters.can_frames += len(receipt.frames)
+            self._listener.on_can_frames(channel.agent, receipt.frames)
+        if receipt.marked_step is not None:
+            with self._can_marked:
+                self._can_marked.notify_all()
+
+    def _keep_can_open(self) -> float:
+        """Send the keepalives that are due; the seconds until the next one (at most 1)."""
+        wait_s = 1.0
+        for channel in self._can.values():
+            try:
+                channel.keepalive()
+            except OSError as error:
+                self._can_problem(CanProblem("socket", f"{channel.name}: the keepalive failed: {error}"))
+            wait_s = min(wait_s, channel.seconds_to_keepalive())
+        return max(wait_s, 0.01)
+
     def _serve(self) -> str:
         selector = selectors.DefaultSelector()
         for channel in self._channels:
             channel.sock.setblocking(False)
             selector.register(channel.sock, selectors.EVENT_READ, channel)
+        for can in self._can.values():
+            selector.register(can.sock, selectors.EVENT_READ, can)
         selector.register(self._wake_r, selectors.EVENT_READ, None)
         receive = bytearray(_RECV_BYTES)
         view = memoryview(receive)
@@ -378,10 +467,13 @@ class SimulatorLink:
             for channel in self._channels:
                 self._dispatch_buffered(channel)
             while not self._stop.is_set():
-                for key, _ in selector.select(timeout=1.0):
+                for key, _ in selector.select(timeout=self._keep_can_open()):
                     channel = key.data
                     if channel is None:
                         self._wake_r.recv(64)
+                        continue
+                    if isinstance(channel, CanChannel):
+                        self._receive_can(channel)
                         continue
                     try:
                         size = receive_into(channel.sock, channel.reader, view)
@@ -435,6 +527,9 @@ class SimulatorLink:
     def _on_dbw_report(self, channel: _Channel, message: DbwReport) -> None:
         self._listener.on_dbw_report(channel.agent, message)
 
+    def _on_maxxum_observation(self, channel: _Channel, message: MaxxumObservation) -> None:
+        self._listener.on_maxxum_observation(channel.agent, message)
+
     def _on_lidar(self, channel: _Channel, message: LidarScan) -> None:
         self._listener.on_lidar(channel.agent, message)
 
@@ -486,6 +581,7 @@ class SimulatorLink:
         EpisodeInfo: _on_episode,
         InsSample: _on_ins,
         DbwReport: _on_dbw_report,
+        MaxxumObservation: _on_maxxum_observation,
         LidarScan: _on_lidar,
         CameraImage: _on_camera,
         SensorMeta: _on_sensor_meta,
@@ -502,6 +598,11 @@ class SimulatorLink:
             with contextlib.suppress(OSError):
                 channel.sock.close()
         self._channels = []
+        with self._can_marked:
+            for can in self._can.values():
+                can.close()
+            self._can = {}
+            self._can_marked.notify_all()
         with self._pending_lock:
             pending = list(self._pending.values())
             self._pending.clear()

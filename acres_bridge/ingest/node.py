@@ -8,9 +8,10 @@ control (simulation_interfaces) in the root namespace.
 Parameters: control_host, control_port, reconnect_interval_s, step_timeout_s,
 simulation_control (serve the simulation_interfaces services).
 
-The channels of an agent (INS, drive-by-wire reports and commands, LiDAR, camera, resets) are
-made when a session first lists the agent, for up to MAX_AGENTS agents, and kept for later
-sessions; so one ingest serves every agent of every session without a restart.
+The channels of an agent (INS, drive-by-wire reports and commands, LiDAR, camera, resets, the
+Maxxum's observation and commands, CAN frames both ways) are made when a session first lists the
+agent, for up to MAX_AGENTS agents, and kept for later sessions; so one ingest serves every agent
+of every session without a restart.
 """
 
 from __future__ import annotations
@@ -25,12 +26,16 @@ from acres_bridge.ingest.bus import BUS, SampleBus
 from acres_bridge.ingest.channels import (
     AGENT_RESET,
     CAMERA,
+    CAN_RX,
+    CAN_TX,
     CLOCK,
     DBW_COMMAND,
     DBW_REPORT,
     EPISODE,
     INS,
     LIDAR,
+    MAXXUM_COMMAND,
+    MAXXUM_OBSERVATION,
     SESSION,
     SampleOutlet,
     SampleSource,
@@ -48,6 +53,8 @@ from acres_bridge.wire import (
     InsSample,
     SensorMeta,
 )
+from acres_bridge.wire.can import CanFrame
+from acres_bridge.wire.maxxum import MaxxumCommand, MaxxumObservation
 from acres_bridge.wire.perception import CameraImage, LidarScan
 
 __all__ = ["IngestNode"]
@@ -106,7 +113,11 @@ class IngestNode(Node):
         self._report_outlets: list[SampleOutlet[DbwReport]] = []
         self._lidar_outlets: list[SampleOutlet[LidarScan]] = []
         self._camera_outlets: list[SampleOutlet[CameraImage]] = []
+        self._observation_outlets: list[SampleOutlet[MaxxumObservation]] = []
+        self._can_outlets: list[SampleOutlet[CanFrame]] = []
         self._command_sources: list[SampleSource[DbwCommand]] = []
+        self._maxxum_command_sources: list[SampleSource[MaxxumCommand]] = []
+        self._can_sources: list[SampleSource[CanFrame]] = []
         self._reset_sources: list[SampleSource[AgentReset]] = []
         self._lock = threading.Lock()
         self._last_episode: EpisodeInfo | None = None
@@ -139,22 +150,45 @@ class IngestNode(Node):
             self._report_outlets.append(SampleOutlet(self, DBW_REPORT, namespace=namespace, agent=i, bus=bus))
             self._lidar_outlets.append(SampleOutlet(self, LIDAR, namespace=namespace, agent=i, bus=bus))
             self._camera_outlets.append(SampleOutlet(self, CAMERA, namespace=namespace, agent=i, bus=bus))
-            # Commands and resets from the subsystem nodes, in this process or another, to the simulator.
+            self._observation_outlets.append(
+                SampleOutlet(self, MAXXUM_OBSERVATION, namespace=namespace, agent=i, bus=bus)
+            )
+            self._can_outlets.append(SampleOutlet(self, CAN_RX, namespace=namespace, agent=i, bus=bus))
+            # Commands, frames and resets from the subsystem nodes, in this process or another, to the
+            # simulator.
             self._command_sources.append(
                 SampleSource(
                     self, DBW_COMMAND, self._command_sender(i), namespace=namespace, agent=i, bus=bus
                 )
             )
+            self._maxxum_command_sources.append(
+                SampleSource(
+                    self, MAXXUM_COMMAND, self._command_sender(i), namespace=namespace, agent=i, bus=bus
+                )
+            )
+            self._can_sources.append(
+                SampleSource(self, CAN_TX, self._can_sender(i), namespace=namespace, agent=i, bus=bus)
+            )
             self._reset_sources.append(
                 SampleSource(self, AGENT_RESET, self._reset_sender(i), namespace=namespace, agent=i, bus=bus)
             )
 
-    def _command_sender(self, agent: int) -> Callable[[DbwCommand], None]:
-        def send(command: DbwCommand) -> None:
+    def _command_sender(self, agent: int) -> Callable[[DbwCommand | MaxxumCommand], None]:
+        def send(command: DbwCommand | MaxxumCommand) -> None:
             if not self.link.send_command(agent, command):
+                kind = "drive-by-wire" if isinstance(command, DbwCommand) else "Maxxum"
                 self.get_logger().warning(
-                    f"agent {agent}: a drive-by-wire command was not sent: no vehicle channel",
+                    f"agent {agent}: a {kind} command was not sent: no vehicle channel",
                     throttle_duration_sec=5.0,
+                )
+
+        return send
+
+    def _can_sender(self, agent: int) -> Callable[[CanFrame], None]:
+        def send(frame: CanFrame) -> None:
+            if not self.link.send_can(agent, (frame,)):
+                self.get_logger().warning(
+                    f"agent {agent}: a CAN frame was not sent: no CAN transport", throttle_duration_sec=5.0
                 )
 
         return send
@@ -213,6 +247,16 @@ class IngestNode(Node):
         if agent < len(self._report_outlets):
             self._report_outlets[agent].publish(report)
 
+    def on_maxxum_observation(self, agent: int, observation: MaxxumObservation) -> None:
+        if agent < len(self._observation_outlets):
+            self._observation_outlets[agent].publish(observation)
+
+    def on_can_frames(self, agent: int, frames: tuple[CanFrame, ...]) -> None:
+        if agent < len(self._can_outlets):
+            outlet = self._can_outlets[agent]
+            for frame in frames:
+                outlet.publish(frame)
+
     def on_lidar(self, agent: int, scan: LidarScan) -> None:
         if agent < len(self._lidar_outlets):
             self._lidar_outlets[agent].publish(scan)
@@ -237,7 +281,12 @@ class IngestNode(Node):
         self.link.stop()
         if self.control is not None:
             self.control.destroy()
-        sources: list[SampleSource[Any]] = [*self._command_sources, *self._reset_sources]
+        sources: list[SampleSource[Any]] = [
+            *self._command_sources,
+            *self._maxxum_command_sources,
+            *self._can_sources,
+            *self._reset_sources,
+        ]
         outlets: list[SampleOutlet[Any]] = [
             self._clock_outlet,
             self._episode_outlet,
@@ -246,6 +295,8 @@ class IngestNode(Node):
             *self._report_outlets,
             *self._lidar_outlets,
             *self._camera_outlets,
+            *self._observation_outlets,
+            *self._can_outlets,
         ]
         for source in sources:
             source.close()

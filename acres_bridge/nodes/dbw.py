@@ -9,16 +9,15 @@ never sent.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from typing import Any
 
 from ds_dbw_msgs.msg import BrakeCmd, GearCmd, SteeringCmd, ThrottleCmd, UlcCmd
 
 from acres_bridge.convert.dbw import CommandRefusedError, command_from_message, report_messages
-from acres_bridge.fence import fence_state
 from acres_bridge.ingest.channels import DBW_COMMAND, DBW_REPORT, SampleOutlet
 from acres_bridge.nodes.base import SubsystemNode
+from acres_bridge.nodes.command_fence import CommandFence
 from acres_bridge.wire import DbwCommand, DbwReport, DbwTarget
 
 __all__ = ["Dbw"]
@@ -56,22 +55,7 @@ class Dbw(SubsystemNode):
         )
         self.refused: Counter[str] = Counter()
         self.forwarded = 0
-        allow_unfenced = bool(self.declare_parameter("allow_unfenced_commands", False).value)
-        fence = fence_state(os.environ)
-        self.commands_allowed = fence.fenced or allow_unfenced
-        self._fence_warning = f"this bridge is not behind the DDS loopback fence ({fence.reason}): " + (
-            "allow_unfenced_commands is true, so commands ARE forwarded; a real vehicle on this "
-            "network may see the same topics"
-            if allow_unfenced
-            else "every drive-by-wire command is refused; source env/setup_env.sh, or set "
-            "allow_unfenced_commands:=true to override"
-        )
-        if not fence.fenced:
-            self.get_logger().warning(self._fence_warning)
-            if allow_unfenced:
-                self._fence_timer = self.create_timer(
-                    60.0, lambda: self.get_logger().warning(self._fence_warning)
-                )
+        self.fence = CommandFence(self, what="drive-by-wire command")
         for name in COMMAND_TOPICS:
             self.subscription(name, self._on_command)
         self.subscription(
@@ -113,9 +97,9 @@ class Dbw(SubsystemNode):
             self._send(command)
 
     def _send(self, command: DbwCommand) -> None:
-        if not self.commands_allowed:
+        if not self.fence.allowed:
             self.refused["unfenced"] += 1
-            self.get_logger().warning(self._fence_warning, throttle_duration_sec=5.0)
+            self.fence.refused()
             return
         self._commands.publish(command)
         self.forwarded += 1

@@ -101,6 +101,9 @@ def test_each_agent_has_its_namespace_and_agent_0_the_root(three):
     assert names["/polaris_2/lidar/points"] == ["sensor_msgs/msg/PointCloud2"]
     assert names["/maxxum/odom"] == ["nav_msgs/msg/Odometry"]
     assert names["/maxxum/imu/data"] == ["sensor_msgs/msg/Imu"]
+    assert names["/maxxum/implement/state"] == ["std_msgs/msg/String"]  # vehicle:=auto: the tractor's nodes
+    assert names["/maxxum/can/rx"] == ["can_msgs/msg/Frame"]
+    assert "/polaris_2/can/rx" not in names
     assert "/maxxum/vehicle/odom" not in names  # a Maxxum has no Polaris topics
     assert "/polaris 2/vehicle/odom" not in names
     assert not any(name.startswith("/polaris/") for name in names)  # agent 0 is in the root

@@ -1,0 +1,79 @@
+"""can: the Maxxum's CAN bus on can/rx and can/tx (spec: CAN Bus).
+
+can/rx publishes every frame the tractor sends (a group of 13 each 0.1 s of simulation time),
+stamped with the simulation time of the step that made it, frame ``can``; the barrier frame that
+ends a lockstep step is not published. can/tx takes frames for the tractor: a dlc above 8 or an
+identifier beyond 29 bits (11 without is_extended) is refused with a warning and counted; a good
+frame goes to the simulator's CAN transport (docs/can.md lists the frames the tractor takes).
+Both topics have can_msgs/msg/Frame and the QoS profile ``can`` (reliable, depth 500), the type and
+QoS of ros2_socketcan's receiver and sender, so a node written for a real tractor bus runs with
+``from_can_bus:=can/rx to_can_bus:=can/tx``.
+
+Parameters (besides those of every subsystem node): allow_unfenced_commands (default false: without
+the DDS loopback fence every can/tx frame is refused).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from acres_bridge.convert.can import (
+    CAN_FRAME_ID,
+    CanFrameRefusedError,
+    checked_frame,
+    frame_message,
+    is_published,
+)
+from acres_bridge.ingest.channels import CAN_RX, CAN_TX, SampleOutlet
+from acres_bridge.nodes.base import SubsystemNode
+from acres_bridge.nodes.command_fence import CommandFence
+from acres_bridge.wire.can import CanFrame
+
+__all__ = ["Can"]
+
+
+class Can(SubsystemNode):
+    """Publishes the tractor's CAN frames and forwards checked frames from can/tx."""
+
+    DEFAULT_NODE_NAME = "can"
+
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__(**node_options)
+        if self.vehicle != "maxxum":
+            raise ValueError(f"the can node serves the Maxxum's CAN bus; a {self.vehicle} has none")
+        self.fence = CommandFence(self, what="can/tx frame")
+        self.refused: Counter[str] = Counter()
+        self.forwarded = 0
+        self.published = 0
+        self._rx = self.publisher("can/rx")
+        self._tx: SampleOutlet[CanFrame] = SampleOutlet(
+            self, CAN_TX, namespace=self.ingest_namespace, agent=self.agent
+        )
+        self.subscription("can/tx", self._on_tx)
+        self.samples(CAN_RX, self._on_rx)
+
+    def _on_rx(self, frame: CanFrame) -> None:
+        if is_published(frame):
+            self._rx.publish(frame_message(frame, CAN_FRAME_ID))
+            self.published += 1
+
+    def _on_tx(self, message: Any) -> None:
+        if not self.fence.allowed:
+            self.refused["unfenced"] += 1
+            self.fence.refused()
+            return
+        try:
+            frame = checked_frame(message)
+        except CanFrameRefusedError as error:
+            self.refused["frame"] += 1
+            self.get_logger().warning(
+                f"refused a can/tx frame ({self.refused['frame']} so far): {error}", throttle_duration_sec=1.0
+            )
+            return
+        self._tx.publish(frame)
+        self.forwarded += 1
+
+    def destroy_node(self) -> None:
+        self._tx.close()
+        super().destroy_node()

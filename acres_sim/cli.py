@@ -4,11 +4,15 @@
     acres_sim --autopilot
     acres_sim --vehicle maxxum
     acres_sim --agent polaris:polaris --agent "polaris 2:polaris" --agent maxxum:maxxum
+    acres_sim --lockstep --start-utc 20261002T072309 --episode-log session.mcap
 
 A Polaris stands parked in P, as a real parked vehicle does, until its drive-by-wire drives it
 (the commands of the bridge: enable, gear, steering, throttle, brake, ULC). With --autopilot the
 built-in route follower drives every Polaris around the route whenever its drive-by-wire is not
 enabled. A Maxxum stands still until commanded.
+
+With --episode-log PATH it writes the episode log of the session (the /sim/* channels,
+acres_sim.episode_log, docs/episode_log.md) into a new MCAP file, complete once the simulator stops.
 
 It prints one line when it listens, then serves until SIGINT or SIGTERM (exit status 0).
 """
@@ -22,11 +26,12 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from types import FrameType
 
 from acres_sim.errors import AcresSimError
 from acres_sim.scene import Scene, acre_scene, flat_scene
-from acres_sim.server import SimServer
+from acres_sim.server import SimServer, StepObserver
 from acres_sim.world import DEFAULT_MAP, AgentSpec, Source, VehicleKind, World
 
 SCENES: dict[str, Callable[[], Scene]] = {"acre": acre_scene, "flat": flat_scene}
@@ -62,6 +67,16 @@ def make_world(args: argparse.Namespace, agents: Sequence[AgentSpec], start: dat
         scene=SCENES[args.scene](),
         perception=args.perception,
     )
+
+
+def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse (exit status 2) what argparse's types do not: ranges, an existing episode log."""
+    if args.seed < 0 or args.seed >= 1 << 32:
+        parser.error("--seed must be in 0 .. 2^32-1")
+    if not 0 <= args.agent_ports <= 65535 - 2 * MAX_AGENT_PORTS:
+        parser.error(f"--agent-ports must be 0 or a port that leaves room for {MAX_AGENT_PORTS} ports")
+    if args.episode_log is not None and args.episode_log.exists():
+        parser.error(f"--episode-log {args.episode_log}: the file exists; the log never overwrites a file")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -123,13 +138,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="session start for the episode ids, YYYYMMDDTHHMMSS (default now)",
     )
+    parser.add_argument(
+        "--episode-log",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="write the episode log of the session (an MCAP file of the /sim/* channels) to PATH, "
+        "which must not exist; with --start-utc and --lockstep the same requests give the same file",
+    )
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level, format="acres_sim %(levelname)s: %(message)s")
-    if args.seed < 0 or args.seed >= 1 << 32:
-        parser.error("--seed must be in 0 .. 2^32-1")
-    if not 0 <= args.agent_ports <= 65535 - 2 * MAX_AGENT_PORTS:
-        parser.error(f"--agent-ports must be 0 or a port that leaves room for {MAX_AGENT_PORTS} ports")
+    _check_args(parser, args)
     agents = args.agent or [AgentSpec(name=args.vehicle, vehicle=VehicleKind(args.vehicle))]
     if args.autopilot:
         agents = [
@@ -141,9 +161,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AcresSimError as error:
         print(f"acres_sim: {error}", file=sys.stderr)
         return 2
+    observers: list[StepObserver] = []
+    if args.episode_log is not None:
+        # Imported only when asked for: it loads the message definitions and the rosbag2 writer.
+        from acres_sim.episode_log import EpisodeLog  # noqa: PLC0415
+
+        try:
+            observers.append(EpisodeLog(world, args.episode_log))
+        except AcresSimError as error:
+            print(f"acres_sim: {error}", file=sys.stderr)
+            return 2
     try:
-        server = SimServer(world, host=args.host, port=args.port, agent_ports=args.agent_ports)
+        server = SimServer(
+            world, host=args.host, port=args.port, agent_ports=args.agent_ports, observers=observers
+        )
     except OSError as error:
+        for observer in observers:
+            observer.close()
+        if args.episode_log is not None:
+            args.episode_log.unlink(missing_ok=True)  # nothing ran: leave no file
         print(f"acres_sim: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
         return 1
 
@@ -157,7 +193,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"({'lockstep' if args.lockstep else 'free run'}, seed {args.seed}, "
         f"{'autopilot' if args.autopilot else 'no autopilot'}, scene {args.scene}, "
         f"{'perception' if args.perception else 'no perception'}, "
-        f"agents {', '.join(f'{a.name} ({a.vehicle})' for a in agents)})",
+        f"agents {', '.join(f'{a.name} ({a.vehicle})' for a in agents)}"
+        f"{f', episode log {args.episode_log}' if args.episode_log is not None else ''})",
         flush=True,
     )
     server.serve_forever()

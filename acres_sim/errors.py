@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-__all__ = ["AcresSimError", "AgentError", "DbwCommandError", "ParamsError", "WorldStateError"]
+__all__ = [
+    "AcresSimError",
+    "AgentError",
+    "DbwCommandError",
+    "EpisodeLogError",
+    "ParamsError",
+    "WorldStateError",
+]
 
 
 class AcresSimError(Exception):
@@ -31,3 +38,8 @@ class DbwCommandError(AcresSimError, ValueError):
     gear value that is no gear (0 included), or a command for an agent without drive-by-wire (a
     Maxxum). The message names the field, the value found and what was expected.
     """
+
+
+class EpisodeLogError(AcresSimError):
+    """Raised when the episode log cannot be created (the file exists, the directory is missing, a
+    definition is not installed) or is used after it was closed."""

@@ -24,7 +24,7 @@ from std_msgs.msg import Float32, String
 
 from acres_bridge.convert.dbw import CommandRefusedError
 from acres_bridge.convert.frames import FrameNames
-from acres_bridge.other.description import check_rig
+from acres_bridge.convert.rig import check_rig, mount_transforms
 from acres_bridge.wire import ProtocolError, SensorMount
 from acres_bridge.wire.maxxum import (
     MAX_CURVATURE_1PM,
@@ -101,19 +101,6 @@ def observation_messages(observation: MaxxumObservation) -> ObservationMessages:
     )
 
 
-def _quaternion_from_rpy(roll: float, pitch: float, yaw: float) -> tuple[float, float, float, float]:
-    """(x, y, z, w) of R = Rz(yaw) Ry(pitch) Rx(roll), the URDF and SENSOR_META convention."""
-    cr, sr = math.cos(0.5 * roll), math.sin(0.5 * roll)
-    cp, sp = math.cos(0.5 * pitch), math.sin(0.5 * pitch)
-    cy, sy = math.cos(0.5 * yaw), math.sin(0.5 * yaw)
-    return (
-        sr * cp * cy - cr * sp * sy,
-        cr * sp * cy + sr * cp * sy,
-        cr * cp * sy - sr * sp * cy,
-        cr * cp * cy + sr * sp * sy,
-    )
-
-
 def rig_transforms(
     sensors: Sequence[SensorMount], *, frames: FrameNames, stamp: Time
 ) -> list[TransformStamped]:
@@ -122,17 +109,7 @@ def rig_transforms(
     Raises ValueError, naming the mount, for a rig that is not a tree below base_footprint.
     """
     check_rig(sensors)
-    transforms = []
-    for mount in sensors:
-        transform = TransformStamped()
-        transform.header.stamp = stamp
-        transform.header.frame_id = frames.apply(mount.parent)
-        transform.child_frame_id = frames.apply(mount.frame)
-        t, q = transform.transform.translation, transform.transform.rotation
-        t.x, t.y, t.z = (float(v) for v in mount.xyz_m)
-        q.x, q.y, q.z, q.w = _quaternion_from_rpy(*mount.rpy_rad)
-        transforms.append(transform)
-    return transforms
+    return mount_transforms(sensors, frames=frames, stamp=stamp)
 
 
 # ---- commands ------------------------------------------------------------------------------------

@@ -19,12 +19,14 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from acres_bridge.errors import ProfileError
+
+if TYPE_CHECKING:
+    from rclpy.qos import QoSProfile
 
 __all__ = [
     "ALWAYS_ABSOLUTE",
@@ -86,7 +88,9 @@ class QosSpec:
         return (1 if self.reliability == "reliable" else 2, 1 if self.durability == "transient_local" else 2)
 
     def to_rclpy(self) -> QoSProfile:
-        """The rclpy.qos.QoSProfile of this spec."""
+        """The rclpy.qos.QoSProfile of this spec (rclpy is imported here: reading the tables needs no ROS)."""
+        from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy  # noqa: PLC0415
+
         return QoSProfile(
             reliability=ReliabilityPolicy.RELIABLE
             if self.reliability == "reliable"

@@ -16,13 +16,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, NamedTuple, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard, TypeVar
 
 import yaml
-from rclpy.duration import Duration
-from rclpy.qos import QoSProfile
 
 from acres_bridge.tools.errors import QosYamlError
+
+if TYPE_CHECKING:  # rclpy only for the graph API's profiles: reading and writing bags needs no ROS
+    from rclpy.duration import Duration
+    from rclpy.qos import QoSProfile
 
 __all__ = [
     "DEFAULT_METADATA_VERSION",

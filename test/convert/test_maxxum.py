@@ -12,6 +12,7 @@ import pytest
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Twist
 from std_msgs.msg import Float32, String
+from wire.test_maxxum import SPEC_KEYS
 
 from acres_bridge.convert.dbw import CommandRefusedError
 from acres_bridge.convert.frames import frame_names
@@ -39,21 +40,6 @@ from acres_bridge.wire.maxxum import (
 )
 
 # implement/state in the spec's table order.
-SPEC_KEYS = [
-    "implement",
-    "implement_depth_m",
-    "pto_kw",
-    "pto_on",
-    "pto_rpm",
-    "hitch_lever",
-    "hitch_lift_deg",
-    "hitch_mode",
-    "raised",
-    "draft_n",
-    "difflock",
-    "rpm",
-    "stale",
-]
 
 OBSERVATION = MaxxumObservation(
     step=4199,
@@ -88,7 +74,7 @@ def twist(x: float, z: float) -> Twist:
 def test_implement_state_has_the_spec_keys_in_order_with_the_rounded_values() -> None:
     text = implement_state_json(OBSERVATION)
     state = json.loads(text)
-    assert list(state) == SPEC_KEYS
+    assert tuple(state) == SPEC_KEYS
     assert state == {
         "implement": "chisel_plow",
         "implement_depth_m": 0.1753,

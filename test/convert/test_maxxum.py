@@ -39,8 +39,6 @@ from acres_bridge.wire.maxxum import (
     MaxxumObservation,
 )
 
-# implement/state in the spec's table order.
-
 OBSERVATION = MaxxumObservation(
     step=4199,
     stamp_ns=34_991_666_666,

@@ -406,8 +406,8 @@ def _polaris_drive(report: DbwReport, status: AgentStatus) -> _Drive:
 
 
 def _maxxum_drive(obs: TractorObservation, status: AgentStatus) -> _Drive:
-    """The tractor model's controls and loads; none while the route follower drives the Maxxum."""
-    if status.autopilot:
+    """The tractor model's controls and loads; none while the route follower or set_command drives."""
+    if status.autopilot or status.manual:
         return _Drive(
             engine_rpm=None, gear=0, throttle_pct=0.0, brake_pct=0.0, dbw_enabled=False, safety_brake=False
         )

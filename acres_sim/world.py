@@ -123,7 +123,8 @@ class AgentStatus:
 
     ``episode`` counts the episodes of this agent's vehicle (0 first); ``command`` is the last external
     (acceleration m/s^2, road-wheel angle rad) of ``set_command``, used while ``autopilot`` is false
-    and no drive-by-wire drives; ``dbw_enabled`` is true while a Polaris's drive-by-wire is enabled
+    and no drive-by-wire drives; ``manual`` says that ``set_command`` drives (neither the autopilot
+    nor the drive-by-wire does); ``dbw_enabled`` is true while a Polaris's drive-by-wire is enabled
     (it then drives the vehicle).
     """
 
@@ -138,6 +139,7 @@ class AgentStatus:
     autopilot: bool
     command: tuple[float, float]
     dbw_enabled: bool = False
+    manual: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -488,6 +490,7 @@ class World:
             autopilot=a.autopilot,
             command=a.command,
             dbw_enabled=a.dbw is not None and a.dbw.enabled,
+            manual=a.manual and not a.autopilot and not (a.dbw is not None and a.dbw.enabled),
         )
 
     def set_command(self, index: int, *, accel_mps2: float, steer_rad: float) -> None:

@@ -327,3 +327,12 @@ def test_only_a_maxxum_has_a_tractor() -> None:
     with pytest.raises(AgentError, match="has no tractor model"):
         world.apply_tractor_command(0, TractorCommand(pedal=0.5))
     assert world.advance().tractors == ()
+
+
+def test_the_status_says_when_set_command_drives() -> None:
+    world = _maxxum_world()
+    assert not world.agent(0).manual  # the tractor model holds it
+    world.set_command(0, accel_mps2=0.5, steer_rad=0.0)
+    assert world.agent(0).manual
+    world.set_autopilot(0, True)
+    assert not world.agent(0).manual

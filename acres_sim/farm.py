@@ -50,9 +50,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import IntEnum
-from typing import Final
+from typing import Final, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -701,7 +701,7 @@ class Farm:
         for i, a, grids in near:
             soil[i] = self._agent_step(i, a, grids, out, soil_water_pct=soil_water_pct)
         return FarmStep(
-            stamps=_concat_stamps(out.stamps) if out.stamps else _NO_STAMPS,
+            stamps=_concat(out.stamps) if out.stamps else _NO_STAMPS,
             events=self._positioned(out.events) if out.events else _NO_EVENTS,
             soil_work_j=tuple(soil),
         )
@@ -1020,36 +1020,15 @@ def _single_stamp(
     )
 
 
-def _concat_stamps(parts: Sequence[Stamps]) -> Stamps:
-    if len(parts) == 1:
-        return parts[0]
-    return Stamps(
-        agent=np.concatenate([p.agent for p in parts]),
-        part=np.concatenate([p.part for p in parts]),
-        x=np.concatenate([p.x for p in parts]),
-        y=np.concatenate([p.y for p in parts]),
-        z=np.concatenate([p.z for p in parts]),
-        area_m2=np.concatenate([p.area_m2 for p in parts]),
-        force_n=np.concatenate([p.force_n for p in parts]),
-        pressure_pa=np.concatenate([p.pressure_pa for p in parts]),
-        sinkage_m=np.concatenate([p.sinkage_m for p in parts]),
-        crop_height_m=np.concatenate([p.crop_height_m for p in parts]),
-    )
+_Columns = TypeVar("_Columns", Stamps, Events)
 
 
-def _concat_events(parts: Sequence[Events]) -> Events:
+def _concat(parts: Sequence[_Columns]) -> _Columns:
+    """One table of columns (Stamps or Events) from several, column by column."""
     if len(parts) == 1:
         return parts[0]
-    return Events(
-        kind=np.concatenate([p.kind for p in parts]),
-        agent=np.concatenate([p.agent for p in parts]),
-        x=np.concatenate([p.x for p in parts]),
-        y=np.concatenate([p.y for p in parts]),
-        z=np.concatenate([p.z for p in parts]),
-        area_m2=np.concatenate([p.area_m2 for p in parts]),
-        before=np.concatenate([p.before for p in parts]),
-        after=np.concatenate([p.after for p in parts]),
-    )
+    columns = {f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(parts[0])}
+    return type(parts[0])(**columns)
 
 
 _NO_STAMPS: Final = _no_stamps()

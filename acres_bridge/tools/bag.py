@@ -132,12 +132,27 @@ class BagReader(Protocol):
     ) -> None: ...
 
 
+class _ClosedOnExit:
+    """A bag reader or writer used as a context manager: closed on leaving the ``with`` block."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+
 def _check_exists(path: Path) -> None:
     if not path.exists():
         raise BagError(f"bag {str(path)!r} does not exist")
 
 
-class McapBagReader:
+class McapBagReader(_ClosedOnExit):
     """Reads an MCAP file with the mcap library."""
 
     def __init__(self, path: Path) -> None:
@@ -238,14 +253,6 @@ class McapBagReader:
     def close(self) -> None:
         self._stream.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self.close()
-
 
 def _from_rosbags(qos: Qos) -> OfferedQos:
     return OfferedQos(
@@ -261,7 +268,7 @@ def _from_rosbags(qos: Qos) -> OfferedQos:
     )
 
 
-class RosbagsBagReader:
+class RosbagsBagReader(_ClosedOnExit):
     """Reads a rosbag2 directory (sqlite3 or mcap storage), a .db3 or an .mcap file with rosbags."""
 
     def __init__(self, path: Path) -> None:
@@ -314,14 +321,6 @@ class RosbagsBagReader:
 
     def close(self) -> None:
         self._reader.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 READERS: Mapping[str, type[McapBagReader] | type[RosbagsBagReader]] = {
@@ -408,7 +407,7 @@ class _Times:
     end: int = 0
 
 
-class BagWriter:
+class BagWriter(_ClosedOnExit):
     """Writes an MCAP file the way rosbag2's MCAP storage does; the file is complete once closed.
 
     Not thread-safe: call from one thread (the recorder's executor), then close.
@@ -516,11 +515,3 @@ class BagWriter:
             self._writer.finish()
         finally:
             self._stream.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self.close()

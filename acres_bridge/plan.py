@@ -290,26 +290,24 @@ def plan_bridge(
     """
     chosen = vehicle or config.vehicle
     planned = []
-    for subsystem in SUBSYSTEMS:
-        if not config.enabled(subsystem.name):
-            continue
-        if chosen == "auto" and subsystem.name != "ingest":
-            continue
-        if chosen != "auto" and chosen not in subsystem.vehicles:
-            continue
-        names = _NODE_PARAMETERS[subsystem.name] + (() if subsystem.name == "ingest" else _SHARED)
-        values = {**_as_dict(config), "vehicle": chosen}
-        parameters = {name: values[name] for name in names}
+    if config.enabled("ingest"):
+        ingest = next(subsystem for subsystem in SUBSYSTEMS if subsystem.name == "ingest")
+        values = _as_dict(config)
         planned.append(
             PlannedNode(
-                subsystem=subsystem.name,
-                plugin=subsystem.plugin,
-                node_name=subsystem.name,
+                subsystem=ingest.name,
+                plugin=ingest.plugin,
+                node_name=ingest.name,
                 namespace=namespace,
-                parameters=parameters,
+                parameters={name: values[name] for name in _NODE_PARAMETERS[ingest.name]},
             )
         )
-    return planned
+    if chosen == "auto":
+        return planned
+    agent_0 = AgentSlot(
+        index=0, name="", vehicle=chosen, namespace=namespace, frame_prefix=config.frame_prefix, primary=True
+    )
+    return planned + plan_agent(config, agent_0, ingest_namespace=namespace)
 
 
 def _as_dict(config: BridgeConfig) -> dict[str, ParameterValue]:

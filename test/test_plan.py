@@ -41,6 +41,7 @@ def test_polaris_plan_loads_the_ingest_first_then_each_subsystem() -> None:
         "vehicle": "polaris",
         "frame_prefix": "",
         "utm_frame": "utm",
+        "agent": 0,
     }
 
 

@@ -8,6 +8,7 @@ background. `Children` ends every child it started, newest first, also when the 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from types import TracebackType
 
 from acres_bridge.errors import ProcessFailedError
@@ -87,15 +88,22 @@ class Children:
         return child
 
     def simulator(
-        self, port: int, *, lockstep: bool, name: str = "acres_sim", perception: bool = False
+        self,
+        port: int,
+        *,
+        lockstep: bool,
+        name: str = "acres_sim",
+        perception: bool = False,
+        extra: Sequence[str] = (),
     ) -> Child:
         """The reference simulator, as `acres_sim` runs it, listening once this returns.
 
-        Without `perception` it makes no clouds and images, so rows that do not publish them do not
-        pay for them (the bridge would still receive and decode them).
+        `extra` are further acres_sim options (e.g. --agent). Without `perception` it makes no clouds
+        and images, so rows that do not publish them do not pay for them (the bridge would still
+        receive and decode them).
         """
-        extra = ("--log-level", "WARNING", "--perception" if perception else "--no-perception")
-        args = simulator_command(port, seed=SEED, lockstep=lockstep, start_utc=START_UTC, extra=extra)
+        flags = ("--log-level", "WARNING", "--perception" if perception else "--no-perception", *extra)
+        args = simulator_command(port, seed=SEED, lockstep=lockstep, start_utc=START_UTC, extra=flags)
         child = self.start(name, args)
         child.wait_for_line(SIMULATOR_READY_LINE, START_TIMEOUT_S)
         return child

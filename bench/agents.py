@@ -8,8 +8,8 @@ simulated seconds and the agents, shows how the cost grows with the session.
 
 from __future__ import annotations
 
-from acres_bridge.processes import SIMULATOR_READY_LINE, free_port, simulator_command
-from bench._processes import SEED, START_TIMEOUT_S, START_UTC, Children
+from acres_bridge.processes import free_port
+from bench._processes import Children
 from bench._ros import BenchNode
 from bench.core import Benchmark, Outcome, Row, Settings
 from bench.full_set import SUBSYSTEMS
@@ -27,13 +27,8 @@ def _measure(agents: int, steps: int, warmup: int) -> tuple[float, float]:
     """(bridge CPU s, wall s) over `steps` lockstep steps of a session of `agents` Polaris."""
     with Children() as started, BenchNode() as ros:
         port = free_port()
-        extra = ["--log-level", "WARNING", "--perception"]
-        for index in range(agents):
-            extra += ["--agent", f"polaris{index}:polaris"]
-        simulator = started.start(
-            "acres_sim", simulator_command(port, seed=SEED, lockstep=True, start_utc=START_UTC, extra=extra)
-        )
-        simulator.wait_for_line(SIMULATOR_READY_LINE, START_TIMEOUT_S)
+        extra = [arg for index in range(agents) for arg in ("--agent", f"polaris{index}:polaris")]
+        simulator = started.simulator(port, lockstep=True, perception=True, extra=extra)
         process = started.bridge(port, subsystems=SUBSYSTEMS, vehicle="auto", agents="auto")
         bridge = _Bridge(ros, process, simulator)
         bridge.wait_paused()

@@ -13,54 +13,12 @@ import sys
 
 import numpy as np
 import pytest
-from acres_interfaces.msg import Episode
-from sensor_msgs.msg import CameraInfo, Image, PointCloud2
+from sensor_msgs.msg import PointCloud2
 
-from acres_bridge.msg_profiles import load_profiles
-
-from .conftest import LATCHED, START_UTC, Processes, Ros, free_port
+from .conftest import START_UTC, Processes, Ros
+from .test_perception import Perception
 
 pytestmark = pytest.mark.integration
-
-PROFILES = load_profiles()
-
-
-def _deep(topic: str) -> object:
-    qos = PROFILES.topic("polaris", topic).qos.to_rclpy()
-    qos.depth = 100
-    return qos
-
-
-class Session:
-    """A lockstep session of one Polaris, Core or not, with its perception topics collected."""
-
-    def __init__(self, processes: Processes, ros: Ros, *, core: bool) -> None:
-        port = free_port()
-        extra = ("--core",) if core else ()
-        self.simulator = processes.simulator(port, *extra, perception=True)
-        self.bridge = processes.bridge(port, vehicle="auto")
-        self.ros = ros
-        self.clouds: list[PointCloud2] = ros.collect(PointCloud2, "/lidar/points", _deep("/lidar/points"))
-        self.images: list[Image] = ros.collect(Image, "/camera/image_raw", _deep("/camera/image_raw"))
-        self.infos: list[CameraInfo] = ros.collect(
-            CameraInfo, "/camera/camera_info", _deep("/camera/camera_info")
-        )
-        self.episodes: list[Episode] = ros.collect(Episode, "/sim/episode", LATCHED)
-        ros.wait_until(lambda: self.episodes, "the bridge to connect to the simulator")
-        ros.wait_until(lambda: ros.node.count_publishers("/lidar/points") > 0, "the bridge's /lidar/points")
-        self.steps = 0
-        while not self.clouds:  # discovery complete once a cloud has arrived
-            assert self.steps < 1200, "no cloud in 10 simulated seconds"
-            self.step(12)
-
-    def step(self, steps: int) -> None:
-        self.ros.step(steps)
-        self.steps += steps
-        self.ros.spin_for(0.05)
-
-    def stop(self) -> None:
-        self.bridge.stop()
-        self.simulator.stop()
 
 
 def _ranges(cloud: PointCloud2) -> np.ndarray:
@@ -68,14 +26,21 @@ def _ranges(cloud: PointCloud2) -> np.ndarray:
     return np.linalg.norm(points[..., :3], axis=-1)
 
 
+def _session(processes: Processes, ros: Ros, *, core: bool) -> Perception:
+    session = Perception(processes, ros, *(("--core",) if core else ()))
+    session.warm_up(images=not core)
+    return session
+
+
 @pytest.fixture
-def core(processes: Processes, ros: Ros) -> Session:
-    return Session(processes, ros, core=True)
+def core(processes: Processes, ros: Ros) -> Perception:
+    return _session(processes, ros, core=True)
 
 
 def test_camera_topics_exist_but_no_message_arrives(core):
     for _ in range(3):  # three simulated seconds
-        core.step(120)
+        core.advance(120)
+        core.ros.spin_for(0.05)
     core.ros.spin_for(0.5)
     assert len(core.clouds) >= 30
     assert core.images == []
@@ -95,9 +60,9 @@ def test_the_lidar_sees_no_crop(processes, ros):
     # never shorter, and where the crop stands it is longer.
     ranges = {}
     for core in (True, False):
-        session = Session(processes, ros, core=core)
-        assert session.steps < 600
-        session.step(600 - session.steps)  # to 5 simulated seconds: the 50th cloud of both sessions
+        session = _session(processes, ros, core=core)
+        assert session.step < 600
+        session.advance(600 - session.step)  # to 5 simulated seconds: the 50th cloud of both sessions
         session.ros.wait_until(lambda s=session: s.clouds[-1].header.stamp.sec == 5, "the cloud of step 600")
         ranges[core] = _ranges(session.clouds[-1])
         session.stop()

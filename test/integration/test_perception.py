@@ -76,6 +76,10 @@ class Perception:
         self.ros.step(steps)
         self.step += steps
 
+    def stop(self) -> None:
+        self.bridge.stop()
+        self.simulator.stop()
+
     def warm_up(self, *, images: bool = True) -> None:
         """Step until the subscriptions have delivered once: discovery is complete after that."""
         self.ros.wait_until(

@@ -30,6 +30,7 @@ from pathlib import Path
 from types import FrameType
 
 from acres_sim.errors import AcresSimError
+from acres_sim.pacing import REPORT_INTERVAL_S
 from acres_sim.scene import Scene, acre_scene, flat_scene
 from acres_sim.server import SimServer, StepObserver
 from acres_sim.world import DEFAULT_MAP, AgentSpec, Source, VehicleKind, World
@@ -75,6 +76,8 @@ def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         parser.error("--seed must be in 0 .. 2^32-1")
     if not 0 <= args.agent_ports <= 65535 - 2 * MAX_AGENT_PORTS:
         parser.error(f"--agent-ports must be 0 or a port that leaves room for {MAX_AGENT_PORTS} ports")
+    if not 0.1 <= args.pace_report_s <= 3600.0:
+        parser.error("--pace-report-s must be in 0.1 .. 3600 s")
     if args.episode_log is not None and args.episode_log.exists():
         parser.error(f"--episode-log {args.episode_log}: the file exists; the log never overwrites a file")
 
@@ -146,6 +149,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="write the episode log of the session (an MCAP file of the /sim/* channels) to PATH, "
         "which must not exist; with --start-utc and --lockstep the same requests give the same file",
     )
+    parser.add_argument(
+        "--pace-report-s",
+        type=float,
+        default=REPORT_INTERVAL_S,
+        metavar="SECONDS",
+        help="free run: say the real-time factor and the perception steps skipped at most this "
+        f"often, while slower than real time or skipping (default {REPORT_INTERVAL_S:g})",
+    )
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level, format="acres_sim %(levelname)s: %(message)s")
@@ -173,7 +184,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     try:
         server = SimServer(
-            world, host=args.host, port=args.port, agent_ports=args.agent_ports, observers=observers
+            world,
+            host=args.host,
+            port=args.port,
+            agent_ports=args.agent_ports,
+            observers=observers,
+            pace_report_s=args.pace_report_s,
         )
     except OSError as error:
         for observer in observers:

@@ -1,7 +1,8 @@
 """The network side of the reference simulator: docs/protocol.md, served over loopback by default.
 
 One thread, one selector: the control listener, each agent's sensor and vehicle listeners, and
-every accepted connection. In free run (PLAYING) the world advances paced to wall time; in
+every accepted connection. In free run (PLAYING) the world advances paced to wall time and never
+faster (acres_sim.pacing: no catching up in bursts; a slow pace is reported); in
 lockstep only on step requests, as fast as it can. In free run the clouds and images are made in
 a render thread (numpy lets go of the GIL), so a camera frame never holds up the physics, the
 INS and the clock; their frames follow as soon as they are ready, stamped with their step. A step
@@ -71,6 +72,7 @@ from acres_sim.can_bus import CanPort
 from acres_sim.clock import PHYSICS_RATE_HZ as PHYSICS_HZ
 from acres_sim.errors import AcresSimError
 from acres_sim.ins import InsSample
+from acres_sim.pacing import REPORT_INTERVAL_S, SLOW_RTF, RealTimePacer
 from acres_sim.sensors import PERCEPTION_RATE_HZ, CaptureJob, SensorFrame
 from acres_sim.tractor import command_from_message, observation_message
 from acres_sim.vehicles import VehicleParams
@@ -81,8 +83,9 @@ __all__ = ["SimServer", "StepObserver", "sensor_meta", "wire_ins"]
 _log = logging.getLogger("acres_sim.server")
 _FLUSH_BYTES = 1 << 20
 _SEND_TIMEOUT_S = 10.0
-_MAX_LAG_S = 0.5  # free run: a simulator this far behind wall time stops catching up
-_RENDERS_IN_FLIGHT = 2  # free run: perception steps queued for the render thread at most
+# Free run: one perception step at a time with the render thread. A step that comes while it is
+# busy is skipped, so a frame is never more than one render late and frames never bunch up.
+_RENDERS_IN_FLIGHT = 1
 UTM_EPSG = 32616
 
 
@@ -211,6 +214,7 @@ class SimServer:
         port: int = 47100,
         agent_ports: int = 0,
         observers: Sequence[StepObserver] = (),
+        pace_report_s: float = REPORT_INTERVAL_S,
     ) -> None:
         """Listen on `host`: the control channel on `port`, each agent's sensor and vehicle channels
         on ports of the system's choice, or with `agent_ports` > 0 on agent_ports + 2 i and
@@ -218,7 +222,7 @@ class SimServer:
 
         Each of `observers` sees every step the world makes (after its data is queued for the
         bridge) and every change of the episode, and is closed when the server closes: the
-        episode log is one.
+        episode log is one. In free run the pace is reported at most every `pace_report_s`.
         """
         self.world = world
         self._observers = tuple(observers)
@@ -266,7 +270,7 @@ class SimServer:
         self._stopping = False
         self._recv_buffer = bytearray(1 << 20)
         self._recv_view = memoryview(self._recv_buffer)
-        self._next_step_at = time.monotonic()
+        self.pacer = RealTimePacer(1.0 / PHYSICS_HZ, report_interval_s=pace_report_s)
 
     def _listen(self, host: str, port: int, role: str, agent: int) -> int:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -288,16 +292,27 @@ class SimServer:
     def serve_forever(self) -> None:
         try:
             while not self._stopping:
+                self._follow_state()
                 self._poll(self._timeout())
+                self._follow_state()
                 if self.world.state is SimState.PLAYING:
                     self._run_paced_steps()
                 self._send_renders(wait=False)
         finally:
             self.close()
 
+    def _follow_state(self) -> None:
+        """The pacer runs exactly while the world plays; a pause is not counted as lost time."""
+        playing = self.world.state is SimState.PLAYING
+        if playing and self.pacer.next_slot_s is None:
+            self.pacer.start(time.monotonic())
+        elif not playing and self.pacer.next_slot_s is not None:
+            self.pacer.stop()
+
     def _timeout(self) -> float:
-        if self.world.state is SimState.PLAYING:
-            return max(0.0, self._next_step_at - time.monotonic())
+        timeout = self.pacer.timeout_s(time.monotonic())
+        if timeout is not None:
+            return min(timeout, 0.005) if self._renders else timeout
         return 0.005 if self._renders else 0.2
 
     def _poll(self, timeout: float) -> None:
@@ -310,13 +325,19 @@ class SimServer:
                 self._receive(key.data)
 
     def _run_paced_steps(self) -> None:
-        now = time.monotonic()
-        if now - self._next_step_at > _MAX_LAG_S:
-            self._next_step_at = now
-        while self.world.state is SimState.PLAYING and time.monotonic() >= self._next_step_at:
+        """The steps whose wall-time slot has come (acres_sim.pacing: never faster than real time),
+        then, at a limited rate, a word on the pace when it is slow or perception was skipped."""
+        while self.world.state is SimState.PLAYING and self.pacer.due(time.monotonic()):
             self._emit(self.world.advance())
-            self._next_step_at += 1.0 / PHYSICS_HZ
             self._flush_all()
+            self.pacer.stepped(time.monotonic())
+        report = self.pacer.report(time.monotonic(), self.skipped_renders, self.world.stamp_ns)
+        if report is not None:
+            _log.warning(
+                "%s (%s)",
+                report.line(),
+                "slower than real time" if report.real_time_factor < SLOW_RTF else "keeping real time",
+            )
 
     # ---- connections -------------------------------------------------------------------------
 
@@ -478,7 +499,6 @@ class SimServer:
             world.set_state(SimState.STOPPED)
         elif state is not world.state:
             world.set_state(state)
-            self._next_step_at = time.monotonic()
         self._broadcast_episode()
 
     def _step_request(self, connection: _Connection, request: StepRequest) -> None:
@@ -608,17 +628,17 @@ class SimServer:
         return frames
 
     def _render(self, job: CaptureJob) -> None:
-        """Hand a perception step to the render thread, unless it is still busy with earlier ones:
-        then the frames of this step are skipped, as a real sensor that cannot keep up skips them,
-        so that neither memory nor the frames' delay grows."""
+        """Hand a perception step to the render thread, unless it is still busy with the last one:
+        then the frames of this step are skipped and counted, as a real sensor that cannot keep up
+        skips them, so that neither memory nor the frames' delay grows, and frames never come in a
+        burst. The pace report says how many were skipped."""
         if len(self._renders) >= _RENDERS_IN_FLIGHT:
             self.skipped_renders += 1
-            if self.skipped_renders in (1, 10, 100) or self.skipped_renders % 1000 == 0:
+            if self.skipped_renders == 1:
                 _log.warning(
                     "rendering cannot keep up with real time: skipped the clouds and images of step %d "
-                    "(%d perception steps skipped so far)",
+                    "(the pace reports count what is skipped)",
                     job.step,
-                    self.skipped_renders,
                 )
             return
         self._renders.append((job.step, job.stamp_ns, self._renderer.submit(job.run)))

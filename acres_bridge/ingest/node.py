@@ -17,6 +17,7 @@ of every session without a restart.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -43,6 +44,7 @@ from acres_bridge.ingest.channels import (
 )
 from acres_bridge.ingest.link import SimulatorLink, StepOutcome
 from acres_bridge.ingest.simulation_control import SimulationControl
+from acres_bridge.pace import PaceMeter
 from acres_bridge.wire import (
     AgentReset,
     Clock,
@@ -123,6 +125,7 @@ class IngestNode(Node):
         self._last_episode: EpisodeInfo | None = None
         self._hello: Hello | None = None
         self._metas: list[SensorMeta | None] = []
+        self.pace = PaceMeter()  # the session's real-time factor, from the clock as it arrives
         self.link = SimulatorLink(
             host=str(host),
             port=int(port),
@@ -132,7 +135,11 @@ class IngestNode(Node):
         )
         self.control = (
             SimulationControl(
-                self, _PublishedSteps(self.link, bus), self.episode, step_timeout_s=float(step_timeout_s)
+                self,
+                _PublishedSteps(self.link, bus),
+                self.episode,
+                step_timeout_s=float(step_timeout_s),
+                pace=lambda: self.pace.factor(time.monotonic_ns()),
             )
             if serve_control
             else None
@@ -237,6 +244,7 @@ class IngestNode(Node):
             self.control.episode_changed()
 
     def on_clock(self, clock: Clock) -> None:
+        self.pace.record(time.monotonic_ns(), clock.stamp_ns)
         self._clock_outlet.publish(clock)
 
     def on_ins(self, agent: int, sample: InsSample) -> None:

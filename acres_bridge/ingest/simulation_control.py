@@ -27,6 +27,7 @@ from simulation_interfaces.srv import (
 )
 
 from acres_bridge.ingest.link import StepOutcome
+from acres_bridge.pace import describe_pace
 from acres_bridge.wire import EpisodeInfo, SimState
 
 __all__ = ["FEATURES", "SimulationControl", "SimulatorCommands"]
@@ -67,12 +68,16 @@ class SimulationControl:
         *,
         step_timeout_s: float,
         state_timeout_s: float = 5.0,
+        pace: Callable[[], float | None] = lambda: None,
     ) -> None:
+        """`pace` gives the session's real-time factor as the bridge measures it (or None), for
+        /get_simulator_features."""
         self._node = node
         self._commands = commands
         self._episode = episode
         self._step_timeout_s = step_timeout_s
         self._state_timeout_s = state_timeout_s
+        self._pace = pace
         self._step_lock = threading.Lock()  # one step request at a time, in arrival order
         self._episode_changed = threading.Condition()
         group = ReentrantCallbackGroup()
@@ -139,7 +144,8 @@ class SimulationControl:
         response.features.features = list(FEATURES)
         response.features.custom_info = (
             "ACRES simulator bridge: one step is one 1/120 s physics step; steps are acknowledged "
-            "after their data is published; reset keeps simulation time monotonic (no SCOPE_TIME)."
+            "after their data is published; reset keeps simulation time monotonic (no SCOPE_TIME); "
+            f"{describe_pace(self._pace())}."
         )
         return response
 

@@ -6,8 +6,13 @@
 
 It starts the simulator (free run) and the bridge as child processes, subscribes to every topic
 that msg_profiles says the bridge publishes for the vehicle, and each second shows, per topic,
-the expected rate, the rate measured over the last RATE_WINDOW_S seconds, the message count and
-a status. A topic that nothing publishes in this session (a subsystem still to come) says so.
+the expected rate, the rate in simulated time (messages per simulated second, from the stamps)
+and in wall time, the message count and a status judged in simulated time
+(acres_bridge.topic_watch): OK when every message the simulator made for the topic has come,
+LOW with the count missing and who skipped them (the simulator or the bridge). Above the table,
+the session's real-time factor as /clock shows it, and the simulator's own word on its pace.
+A busy machine slows the simulation down (a real-time factor below 1) but leaves the topics OK.
+A topic that nothing publishes in this session says so.
 
 On a terminal the table is redrawn in place; otherwise it is printed every LOG_INTERVAL_S
 seconds, so a log stays readable. The final table is always printed at exit. The demo stops the
@@ -26,10 +31,8 @@ import os
 import signal
 import sys
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from enum import Enum
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any, TextIO
 
@@ -41,13 +44,22 @@ from rclpy.qos import QoSProfile
 from rclpy.signals import SignalHandlerOptions
 
 from acres_bridge.errors import AcresBridgeError, ProcessFailedError
-from acres_bridge.msg_profiles import Direction, MsgProfiles, RateKind, TopicSpec, load_profiles
+from acres_bridge.msg_profiles import Direction, MsgProfiles, load_profiles
+from acres_bridge.pace import PaceMeter, PacingReport, describe_pace, parse_pacing_line
 from acres_bridge.processes import (
     SIMULATOR_READY_LINE,
     ChildProcess,
     bridge_command,
     free_port,
     simulator_command,
+)
+from acres_bridge.topic_watch import (
+    RATE_WINDOW_S,
+    ClockHistory,
+    SimulatorSkips,
+    Status,
+    TopicWatch,
+    stamp_reader,
 )
 from acres_bridge.topics_cli import format_rate, format_table, resolve_name
 
@@ -57,7 +69,6 @@ __all__ = [
     "HEADER",
     "NOT_PUBLISHED",
     "NOT_SUBSCRIBED",
-    "RATE_TOLERANCE",
     "RATE_WINDOW_S",
     "DemoError",
     "DemoOptions",
@@ -66,7 +77,6 @@ __all__ = [
     "TopicWatch",
     "main",
     "parse_options",
-    "rate_status",
     "run",
     "topic_row",
     "watch_list",
@@ -75,9 +85,7 @@ __all__ = [
 VEHICLES = ("polaris", "maxxum")
 SECONDS_ENV = "DEMO_SECONDS"
 
-RATE_WINDOW_S = 2.0  # the measured rate counts the arrivals of the last RATE_WINDOW_S seconds
-RATE_TOLERANCE = 0.10  # OK when the measured rate is within 10 % of the expected periodic rate
-MIN_DEPTH = 100  # reader history of each subscription, so a burst of messages is not lost
+MIN_DEPTH = 1000  # reader history of each subscription: seconds of every topic, for a busy machine
 CLOCK_TIMEOUT_S = 20.0  # longest wait from the bridge's start to the first /clock message
 READY_TIMEOUT_S = 20.0  # longest wait for the simulator's "listening on" line
 DISCOVERY_SETTLE_S = 1.0  # after the first /clock, the bridge's publishers are all known
@@ -85,6 +93,7 @@ REDRAW_INTERVAL_S = 1.0
 LOG_INTERVAL_S = 5.0  # table interval when stdout is not a terminal
 STOP_TIMEOUT_S = 10.0  # wait after SIGINT before a child is killed
 
+PACE_REPORT_S = 1.0  # the simulator's pace line, at most this often: the skips it says stay current
 DEMO_STATUS = "/Demo/status"
 # The Polaris's other nodes, as the lab runs them; the driver drives the built-in route.
 POLARIS_NODES = ("polaris_description", "dbw_demo_driver", "odom_path", "lab_stubs")
@@ -94,7 +103,7 @@ SUBSCRIBED = "subscribed by the bridge"
 NOT_SUBSCRIBED = "not subscribed by this session"
 CLEAR_SCREEN = "\x1b[H\x1b[2J"
 FINAL_TITLE = "acres_demo: final table"
-HEADER = ("topic", "type", "expected", "measured", "count", "status")
+HEADER = ("topic", "type", "expected", "sim rate", "wall rate", "count", "status")
 EPISODE_STATES = {0: "stopped", 1: "playing", 2: "paused"}
 
 
@@ -102,68 +111,6 @@ class DemoError(AcresBridgeError):
     """Raised when the demo cannot go on: the simulator never said it listens, or /clock did not
     arrive in time. The message names the process and its output. (A child that dies early raises
     ProcessFailedError.)"""
-
-
-class Status(Enum):
-    """The verdict on a periodic topic's measured rate."""
-
-    WAIT = "WAIT"
-    OK = "OK"
-    LOW = "LOW"
-    HIGH = "HIGH"
-
-
-def rate_status(measured_hz: float | None, expected_hz: float, tolerance: float = RATE_TOLERANCE) -> Status:
-    """OK within tolerance (a fraction) of the expected rate, LOW or HIGH outside, WAIT without a rate."""
-    if measured_hz is None:
-        return Status.WAIT
-    if measured_hz < expected_hz * (1.0 - tolerance):
-        return Status.LOW
-    if measured_hz > expected_hz * (1.0 + tolerance):
-        return Status.HIGH
-    return Status.OK
-
-
-@dataclass
-class TopicWatch:
-    """The arrivals of one topic, as monotonic nanoseconds, and what they say about its rate."""
-
-    spec: TopicSpec
-    window_ns: int = int(RATE_WINDOW_S * NS_PER_S)
-    count: int = 0
-    first_ns: int | None = None
-    arrivals: deque[int] = field(default_factory=deque)
-    error: str | None = None  # why the topic cannot be watched (its type does not import)
-
-    @property
-    def name(self) -> str:
-        return resolve_name(self.spec.name, "/")
-
-    @property
-    def periodic(self) -> bool:
-        return self.spec.rate_kind is RateKind.PERIODIC and self.spec.rate_hz is not None
-
-    def record(self, now_ns: int) -> None:
-        self.count += 1
-        if self.first_ns is None:
-            self.first_ns = now_ns
-        self.arrivals.append(now_ns)
-        self._forget_before(now_ns - self.window_ns)
-
-    def rate_hz(self, now_ns: int) -> float | None:
-        """Arrivals per second over the window; before a full window, over the span seen so far."""
-        self._forget_before(now_ns - self.window_ns)
-        if self.first_ns is None:
-            return None
-        if now_ns - self.first_ns >= self.window_ns:
-            return len(self.arrivals) * NS_PER_S / self.window_ns
-        if len(self.arrivals) < 2:
-            return None
-        return (len(self.arrivals) - 1) * NS_PER_S / (self.arrivals[-1] - self.arrivals[0])
-
-    def _forget_before(self, oldest_ns: int) -> None:
-        while self.arrivals and self.arrivals[0] < oldest_ns:
-            self.arrivals.popleft()
 
 
 def watch_list(profiles: MsgProfiles, vehicle: str) -> list[TopicWatch]:
@@ -176,6 +123,16 @@ def watch_list(profiles: MsgProfiles, vehicle: str) -> list[TopicWatch]:
     published = [spec for spec in specs if spec.direction is Direction.PUBLISH]
     subscribed = [spec for spec in specs if spec.direction is Direction.SUBSCRIBE]
     return [TopicWatch(spec) for spec in published + subscribed]
+
+
+def watch_stamp(message: Any) -> int | None:
+    """The header stamp of a decoded message, in ns."""
+    stamp = message.header.stamp
+    return int(stamp.sec) * NS_PER_S + int(stamp.nanosec)
+
+
+def _hz(rate: float | None) -> str:
+    return "" if rate is None else f"{rate:.1f} Hz"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -197,24 +154,30 @@ class GraphView:
     settled: bool  # discovery has had time to find the bridge's endpoints
 
 
-def topic_row(watch: TopicWatch, graph: GraphView, now_ns: int) -> tuple[str, ...]:
-    """One row of the table: topic, type, expected, measured, count, status."""
+def topic_row(
+    watch: TopicWatch,
+    graph: GraphView,
+    wall_ns: int,
+    clock_ns: int | None,
+    skips: SimulatorSkips | None = None,
+) -> tuple[str, ...]:
+    """One row of the table: topic, type, expected, sim rate, wall rate, count, status."""
     spec = watch.spec
     if spec.direction is Direction.SUBSCRIBE:
         status = SUBSCRIBED if graph.subscribers else NOT_SUBSCRIBED if graph.settled else ""
-        return (watch.name, spec.type_name, "in", "", "", status)
+        return (watch.name, spec.type_name, "in", "", "", "", status)
     if watch.error is not None:
-        return (watch.name, spec.type_name, format_rate(spec), "", "", watch.error)
+        return (watch.name, spec.type_name, format_rate(spec), "", "", "", watch.error)
     if watch.count == 0 and graph.publishers == 0 and graph.settled:
-        return (watch.name, spec.type_name, format_rate(spec), "", "", NOT_PUBLISHED)
-    measured = ""
-    if watch.periodic and spec.rate_hz is not None:
-        rate = watch.rate_hz(now_ns)
-        measured = "" if rate is None else f"{rate:.1f} Hz"
-        status = rate_status(rate, spec.rate_hz).value
+        return (watch.name, spec.type_name, format_rate(spec), "", "", "", NOT_PUBLISHED)
+    if watch.periodic:
+        sim_rate = _hz(watch.sim_rate_hz(clock_ns))
+        status = watch.verdict(clock_ns, skips).text()
     else:
+        sim_rate = ""
         status = "" if watch.count else Status.WAIT.value
-    return (watch.name, spec.type_name, format_rate(spec), measured, str(watch.count), status)
+    wall_rate = _hz(watch.wall_rate_hz(wall_ns)) if watch.periodic else ""
+    return (watch.name, spec.type_name, format_rate(spec), sim_rate, wall_rate, str(watch.count), status)
 
 
 def driver_progress(status_json: str) -> str:
@@ -243,19 +206,33 @@ def header_lines(
     elapsed_s: float,
     session: Session | None,
     sim_time_ns: int | None,
+    episode_after_clock_s: float | None = None,
+    pace: float | None = None,
+    simulator_pace: PacingReport | None = None,
     progress: str | None = None,
 ) -> list[str]:
-    """The lines above the table: the demo's settings, the session, the sim time."""
+    """The lines above the table: the demo's settings, the session, the sim time, the pace."""
     first = f"acres_demo: {vehicle}, port {port}, seed {seed}, running {elapsed_s:.1f} s"
     if session is None:
         second = "session: (no /sim/episode yet)"
     else:
+        came = (
+            ""
+            if episode_after_clock_s is None
+            else f"  ({episode_after_clock_s:+.2f} s from the first /clock)"
+        )
         second = (
             f"session: {session.episode_id}  source {session.source}  map {session.map}  "
-            f"state {session.state}"
+            f"state {session.state}{came}"
         )
     sim_time = "(no /clock yet)" if sim_time_ns is None else f"{sim_time_ns / NS_PER_S:.3f} s"
-    lines = [first, f"{second}  |  sim time {sim_time}"]
+    lines = [first, f"{second}  |  sim time {sim_time}", f"pace: {describe_pace(pace)}"]
+    if simulator_pace is not None:
+        lines.append(
+            f"simulator: {simulator_pace.real_time_factor:.2f}x real time over its last "
+            f"{simulator_pace.window_s:g} s, {simulator_pace.lost_s:.1f} s given up behind wall time, "
+            f"{simulator_pace.skipped_perception_steps} perception steps skipped"
+        )
     if progress is not None:
         lines.append(progress)
     return lines
@@ -270,7 +247,10 @@ class _Monitor(Node):
         self.session: Session | None = None
         self.sim_time_ns: int | None = None
         self.first_clock_ns: int | None = None
+        self.first_episode_ns: int | None = None
         self.progress: str | None = None
+        self.pace = PaceMeter()
+        self.clocks = ClockHistory()
         for watch in watches:
             if watch.spec.direction is Direction.PUBLISH:
                 self._subscribe(watch)
@@ -285,19 +265,53 @@ class _Monitor(Node):
         qos = spec.qos.to_rclpy() if spec.qos is not None else QoSProfile(depth=MIN_DEPTH)
         qos.depth = max(qos.depth, MIN_DEPTH)
         decode = spec.name in ("/clock", "/sim/episode", DEMO_STATUS)
-        self.create_subscription(message_class, spec.ros_name, self._callback(watch), qos, raw=not decode)
+        reader = stamp_reader(message_class)
+        watch.stamped = reader is not None
+        callback = self._callback(watch) if decode else self._raw_callback(watch, reader)
+        # rclpy hands a callback of two parameters the message info (source timestamp, sequence number)
+        self.create_subscription(
+            message_class,
+            spec.ros_name,
+            callback,  # type: ignore[arg-type]
+            qos,
+            raw=not decode,
+        )
 
-    def _callback(self, watch: TopicWatch) -> Callable[[Any], None]:
-        def on_message(message: Any) -> None:
+    def _raw_callback(
+        self, watch: TopicWatch, reader: Callable[[bytes], int | None] | None
+    ) -> Callable[[Any, dict[str, Any]], None]:
+        """Count a message at its stamp (read from the CDR bytes), or where its source timestamp
+        puts it among the clock messages."""
+
+        def on_message(data: Any, info: dict[str, Any]) -> None:
+            stamp = reader(data) if reader is not None else self._placed(info)
+            watch.record(time.monotonic_ns(), stamp, info.get("publication_sequence_number"))
+
+        return on_message
+
+    def _placed(self, info: dict[str, Any]) -> int | None:
+        """The simulated time a message without a stamp was published in (None: before the first
+        /clock this demo has, so it is counted but not judged)."""
+        return self.clocks.sim_at(int(info.get("source_timestamp", 0)))
+
+    def _callback(self, watch: TopicWatch) -> Callable[[Any, dict[str, Any]], None]:
+        def on_message(message: Any, info: dict[str, Any]) -> None:
             now_ns = time.monotonic_ns()
-            watch.record(now_ns)
             if watch.spec.name == "/clock":
                 self.sim_time_ns = int(message.clock.sec) * NS_PER_S + int(message.clock.nanosec)
+                self.pace.record(now_ns, self.sim_time_ns)
+                self.clocks.record(int(info.get("source_timestamp", 0)), self.sim_time_ns)
                 if self.first_clock_ns is None:
                     self.first_clock_ns = now_ns
-            elif watch.spec.name == DEMO_STATUS:
+            sim_ns = self.sim_time_ns if watch.spec.name == "/clock" else None
+            if sim_ns is None:
+                sim_ns = watch_stamp(message) if watch.stamped else self._placed(info)
+            watch.record(now_ns, sim_ns, info.get("publication_sequence_number"))
+            if watch.spec.name == DEMO_STATUS:
                 self.progress = driver_progress(str(message.data))
             elif watch.spec.name == "/sim/episode":
+                if self.first_episode_ns is None:
+                    self.first_episode_ns = now_ns
                 self.session = Session(
                     episode_id=str(message.episode_id),
                     source=str(message.source),
@@ -306,6 +320,12 @@ class _Monitor(Node):
                 )
 
         return on_message
+
+    def episode_after_clock_s(self) -> float | None:
+        """When the first /sim/episode came, from the first /clock (negative: before it)."""
+        if self.first_episode_ns is None or self.first_clock_ns is None:
+            return None
+        return (self.first_episode_ns - self.first_clock_ns) / NS_PER_S
 
     def graph(self, watch: TopicWatch, now_ns: int) -> GraphView:
         name = resolve_name(watch.spec.ros_name, self.get_namespace())
@@ -319,8 +339,11 @@ class _Monitor(Node):
             settled=settled,
         )
 
-    def table(self, now_ns: int) -> str:
-        rows = [topic_row(watch, self.graph(watch, now_ns), now_ns) for watch in self.watches]
+    def table(self, now_ns: int, skips: SimulatorSkips | None) -> str:
+        rows = [
+            topic_row(watch, self.graph(watch, now_ns), now_ns, self.sim_time_ns, skips)
+            for watch in self.watches
+        ]
         return format_table(rows, HEADER)
 
 
@@ -374,6 +397,8 @@ class _Demo:
         self.stop = _Stop()
         self.display = _Display(out)
         self.children: list[ChildProcess] = []
+        self.simulator: ChildProcess | None = None
+        self.simulator_pace: PacingReport | None = None
         self.bridge: ChildProcess | None = None
         self.context = Context()
         rclpy.init(args=[], context=self.context, signal_handler_options=SignalHandlerOptions.NO)
@@ -388,7 +413,21 @@ class _Demo:
     def say(self, text: str) -> None:
         print(f"acres_demo: {text}", file=self.out, flush=True)
 
+    def _read_simulator_pace(self) -> None:
+        """The newest pace line the simulator printed (it prints one at most every few seconds)."""
+        if self.simulator is None:
+            return
+        for line in reversed(self.simulator.tail(50)):
+            report = parse_pacing_line(line)
+            if report is not None:
+                self.simulator_pace = report
+                return
+
     def screen(self) -> str:
+        self._read_simulator_pace()
+        now_ns = time.monotonic_ns()
+        pace = self.simulator_pace
+        skips = None if pace is None else SimulatorSkips(pace.skipped_perception_steps, pace.sim_ns)
         lines = header_lines(
             vehicle=self.options.vehicle,
             port=self.options.port,
@@ -396,9 +435,12 @@ class _Demo:
             elapsed_s=self.elapsed_s(),
             session=self.monitor.session,
             sim_time_ns=self.monitor.sim_time_ns,
+            episode_after_clock_s=self.monitor.episode_after_clock_s(),
+            pace=self.monitor.pace.factor(now_ns),
+            simulator_pace=self.simulator_pace,
             progress=self.monitor.progress,
         )
-        return "\n".join([*lines, "", self.monitor.table(time.monotonic_ns())])
+        return "\n".join([*lines, "", self.monitor.table(now_ns, skips)])
 
     def start_children(self) -> None:
         """The simulator, and once it listens the bridge (unless a stop came first)."""
@@ -407,10 +449,14 @@ class _Demo:
         simulator = ChildProcess.start(
             "the simulator",
             simulator_command(
-                options.port, seed=options.seed, lockstep=False, extra=("--vehicle", options.vehicle)
+                options.port,
+                seed=options.seed,
+                lockstep=False,
+                extra=("--vehicle", options.vehicle, "--pace-report-s", str(PACE_REPORT_S)),
             ),
         )
         self.children.append(simulator)
+        self.simulator = simulator
         try:
             ready = simulator.wait_for_line(
                 SIMULATOR_READY_LINE, READY_TIMEOUT_S, cancelled=lambda: self.stop.requested is not None
@@ -430,9 +476,8 @@ class _Demo:
         if options.vehicle == "polaris":
             self.say(f"starting {', '.join(POLARIS_NODES)}: the demo driver takes the wheel")
             for node in POLARIS_NODES:
-                self.children.append(
-                    ChildProcess.start(node, [sys.executable, "-m", f"acres_bridge.other.{node}"])
-                )
+                command = [sys.executable, "-m", f"acres_bridge.other.{node}", "--ros-args"]
+                self.children.append(ChildProcess.start(node, [*command, "-p", "use_sim_time:=true"]))
 
     def spin_until(self, deadline_s: float) -> None:
         """Take messages until deadline_s of the run or a stop; ProcessFailedError when a child dies."""

@@ -16,17 +16,13 @@ from acres_bridge.demo import (
     HEADER,
     NOT_PUBLISHED,
     NOT_SUBSCRIBED,
-    RATE_TOLERANCE,
     GraphView,
-    Status,
     TopicWatch,
     parse_options,
-    rate_status,
     topic_row,
 )
 from acres_bridge.msg_profiles import load_profiles
 
-NS_PER_S = 1_000_000_000
 PROFILES = load_profiles(check_types=False)
 
 DEMO = Path(sys.executable).with_name("acres_demo")
@@ -88,93 +84,62 @@ def test_demo_exits_0(demo_run: Run) -> None:
     ("topic", "expected_hz"),
     [
         ("/clock", 120.0),
+        ("/tf", 100.0),
         ("/vehicle/odom", 100.0),
+        ("/oxts/imu", 100.0),
         ("/vehicle/ulc/report", 50.0),
-        ("/Demo/status", 50.0),
+        ("/vehicle/dbw_enabled", 50.0),
     ],
 )
-def test_periodic_topic_runs_at_its_rate(demo_run: Run, topic: str, expected_hz: float) -> None:
+def test_every_sample_is_there_in_simulated_time(demo_run: Run, topic: str, expected_hz: float) -> None:
+    # Judged in simulated time: on a busy machine the session runs slower than real time (the header
+    # says by how much), but the bridge still publishes every sample the simulator makes.
+    # "OK" may note samples the demo's own reader lost ("+N published, not received here").
     row = demo_run.final_table()[topic]
     assert row["expected"] == f"{expected_hz:g} Hz"
-    assert row["status"] == "OK", demo_run.output
-    measured = float(row["measured"].removesuffix(" Hz"))
-    assert abs(measured - expected_hz) <= RATE_TOLERANCE * expected_hz
+    assert row["status"].split()[0] == "OK", demo_run.output
+    sim_rate = float(row["sim rate"].removesuffix(" Hz"))
+    assert abs(sim_rate - expected_hz) <= 0.05 * expected_hz + 1.0, demo_run.output
+    assert row["wall rate"].endswith(" Hz")
     assert int(row["count"]) > 0
 
 
 @pytest.mark.integration
 @pytest.mark.parametrize("topic", ["/lidar/points", "/camera/image_raw", "/camera/camera_info"])
-def test_perception_topics_are_published(demo_run: Run, topic: str) -> None:
-    # Published and counted; their rate is not held to the tolerance here: in free run, on a machine
-    # busy with other tests, the simulator's rendering or a starved reader may cost a frame or two.
+def test_perception_is_complete_or_skipped_by_the_simulator(demo_run: Run, topic: str) -> None:
+    # A renderer that cannot keep 10 Hz here skips perception steps; the demo must say it was the
+    # simulator, never blame the bridge for them.
     row = demo_run.final_table()[topic]
     assert row["expected"] == "10 Hz"
-    assert row["status"] in ("OK", "LOW"), demo_run.output
+    status = row["status"]
+    assert status.split()[0] == "OK" or " skipped by the simulator" in status, demo_run.output
     assert int(row["count"]) > 0
 
 
 @pytest.mark.integration
-def test_header_shows_the_session(demo_run: Run) -> None:
+def test_header_shows_the_session_and_the_pace(demo_run: Run) -> None:
     header = demo_run.output.rsplit(FINAL_TITLE, 1)[1]
     assert "source unreal  map V03ACRE  state playing" in header
     assert "sim time (no /clock yet)" not in header
+    came = float(header.split("state playing  (", 1)[1].split(" s from the first /clock)", 1)[0])
+    assert came <= 2.0, header  # /sim/episode within 2 s of the bridge's first /clock
+    assert "pace: real-time factor " in header
+    factor = float(header.split("pace: real-time factor ", 1)[1].split()[0])
+    assert 0.0 < factor <= 1.05  # never faster than real time
 
 
 @pytest.mark.integration
 def test_the_demo_driver_drives_the_route(demo_run: Run) -> None:
     header = demo_run.output.rsplit(FINAL_TITLE, 1)[1]
     progress = next(line for line in header.splitlines() if line.startswith("driver:"))
-    point = int(progress.split("route point ", 1)[1].split("/", 1)[0])
-    assert point > 0, progress  # it has left the route's first point
+    # driving: it has odometry and the session and sends commands (how far it got in the demo's
+    # few seconds depends on the machine; test_other_nodes follows the route in lockstep)
+    assert progress.startswith("driver: route point "), progress
+    assert " speed 2.00 m/s " in progress, progress
     assert int(demo_run.final_table()["/tf_static"]["count"]) >= 1  # the description's sensor frames
 
 
 # ---- the parts without processes ----------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("measured", "status"),
-    [
-        (None, Status.WAIT),
-        (120.0, Status.OK),
-        (108.0, Status.OK),
-        (132.0, Status.OK),
-        (107.9, Status.LOW),
-        (0.0, Status.LOW),
-        (132.1, Status.HIGH),
-    ],
-)
-def test_rate_status_allows_the_tolerance(measured: float | None, status: Status) -> None:
-    assert rate_status(measured, 120.0) is status
-
-
-def arrivals(watch: TopicWatch, rate_hz: float, seconds: float, start_ns: int = 0) -> int:
-    """Record rate_hz arrivals for seconds from start_ns; the time of the last one."""
-    now_ns = start_ns
-    for index in range(round(rate_hz * seconds)):
-        now_ns = start_ns + round(index * NS_PER_S / rate_hz)
-        watch.record(now_ns)
-    return now_ns
-
-
-def test_rate_over_a_full_window() -> None:
-    watch = TopicWatch(PROFILES.topic("polaris", "/clock"))
-    last_ns = arrivals(watch, 120.0, 5.0)
-    assert watch.rate_hz(last_ns) == pytest.approx(120.0, abs=0.5)
-    assert watch.count == 600
-
-
-def test_rate_before_a_full_window_uses_the_span_seen() -> None:
-    watch = TopicWatch(PROFILES.topic("polaris", "/vehicle/odom"))
-    assert watch.rate_hz(0) is None
-    last_ns = arrivals(watch, 100.0, 0.5)
-    assert watch.rate_hz(last_ns) == pytest.approx(100.0)
-
-
-def test_rate_of_a_topic_that_stopped_falls_to_zero() -> None:
-    watch = TopicWatch(PROFILES.topic("polaris", "/vehicle/odom"))
-    last_ns = arrivals(watch, 100.0, 3.0)
-    assert watch.rate_hz(last_ns + 3 * NS_PER_S) == 0.0
 
 
 @pytest.mark.parametrize(
@@ -189,7 +154,7 @@ def test_rate_of_a_topic_that_stopped_falls_to_zero() -> None:
     ],
 )
 def test_row_of_a_silent_topic(topic: str, graph: GraphView, status: str) -> None:
-    row = topic_row(TopicWatch(PROFILES.topic("polaris", topic)), graph, 0)
+    row = topic_row(TopicWatch(PROFILES.topic("polaris", topic)), graph, 0, None)
     assert dict(zip(HEADER, row, strict=True))["status"] == status
 
 

@@ -1,0 +1,164 @@
+"""The demo's accounting of a topic in simulated time: rates, OK, LOW and who skipped, HIGH; and
+the stamps it reads from raw CDR bytes. Times are given by the test."""
+
+from __future__ import annotations
+
+import pytest
+from geometry_msgs.msg import TransformStamped
+from rclpy.serialization import serialize_message
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import PointCloud2
+from std_msgs.msg import Bool
+from tf2_msgs.msg import TFMessage
+
+from acres_bridge.msg_profiles import load_profiles
+from acres_bridge.topic_watch import LATE_S, ClockHistory, SimulatorSkips, Status, TopicWatch, stamp_reader
+
+PROFILES = load_profiles(check_types=False)
+NS = 1_000_000_000
+
+
+def watch_of(topic: str) -> TopicWatch:
+    return TopicWatch(PROFILES.topic("polaris", topic))
+
+
+def feed(watch: TopicWatch, rate_hz: float, seconds: float, *, skip: set[int] | None = None) -> int:
+    """Messages at rate_hz of simulated time for `seconds`, arriving 0.1 s of wall time each second
+    later than they were made (a slow machine); the simulated time of the last one."""
+    skip = skip or set()
+    last = 0
+    for k in range(round(rate_hz * seconds)):
+        last = round(k * NS / rate_hz)
+        if k not in skip:
+            watch.record(wall_ns=int(last * 1.1), sim_ns=last)
+    return last
+
+
+def test_every_message_is_ok_whatever_the_wall_clock_says() -> None:
+    watch = watch_of("/vehicle/odom")
+    last = feed(watch, 100.0, 10.0)
+    clock = last + round(0.5 * LATE_S * NS)
+    verdict = watch.verdict(clock)
+    assert verdict.status is Status.OK
+    assert verdict.expected == verdict.received == 1000
+    assert watch.sim_rate_hz(clock) == pytest.approx(100.0, abs=0.6)
+    assert watch.wall_rate_hz(int(last * 1.1)) == pytest.approx(100.0 / 1.1, abs=1.0)
+
+
+def test_messages_still_on_their_way_are_not_missing_but_late() -> None:
+    watch = watch_of("/vehicle/odom")
+    last = feed(watch, 100.0, 5.0)
+    # the latest clock is 0.3 s past the last odometry that arrived: those are in flight, not lost
+    assert watch.verdict(last + round(0.3 * NS)).status is Status.OK
+    # 2 s: the topic's data waits somewhere, or it has stopped
+    assert watch.verdict(last + 2 * NS).text() == "LATE: newest 2.0 s behind /clock"
+
+
+def test_missing_messages_are_low_and_blamed_on_the_bridge() -> None:
+    watch = watch_of("/vehicle/odom")
+    last = feed(watch, 100.0, 10.0, skip={100, 200, 300})
+    assert watch.verdict(last, SimulatorSkips(10, last)).reason == "not published by the bridge"
+    verdict = watch.verdict(last + round(0.5 * LATE_S * NS))
+    assert verdict.status is Status.LOW
+    assert verdict.text() == "LOW: 3 of 1000 not published by the bridge"
+
+
+def test_clouds_the_simulator_skipped_are_blamed_on_it() -> None:
+    watch = watch_of("/lidar/points")
+    last = feed(watch, 10.0, 10.0, skip={10, 11, 40})
+    clock = last + round(0.5 * LATE_S * NS)
+    skips = SimulatorSkips(count=5, until_ns=clock)
+    assert watch.verdict(clock, skips).text() == "LOW: 3 of 100 skipped by the simulator"
+    assert watch.verdict(clock, SimulatorSkips(1, clock)).reason == "not published by the bridge"
+
+
+def test_skips_are_compared_up_to_the_time_of_the_simulators_report() -> None:
+    # The simulator said at 5 s that it had skipped 2 steps; the clouds of 4.0 and 4.1 s are missing
+    # then, and two more after its report, which it has not spoken of yet.
+    watch = watch_of("/lidar/points")
+    last = feed(watch, 10.0, 10.0, skip={40, 41, 80, 81})
+    clock = last + round(0.5 * LATE_S * NS)
+    assert watch.verdict(clock, SimulatorSkips(2, 5 * NS)).reason == "skipped by the simulator"
+    assert watch.verdict(clock, SimulatorSkips(1, 5 * NS)).reason == "not published by the bridge"
+    assert watch.verdict(clock).reason == "not published by the bridge"
+
+
+def test_a_topic_published_twice_is_high() -> None:
+    watch = watch_of("/vehicle/ulc/report")
+    last = feed(watch, 50.0, 4.0)
+    feed(watch, 50.0, 4.0)
+    verdict = watch.verdict(last + round(0.5 * LATE_S * NS))
+    assert verdict.status is Status.HIGH
+    assert verdict.text() == "HIGH: 400 for 200 due"
+
+
+def test_a_burst_topic_is_counted_in_bursts() -> None:
+    watch = TopicWatch(PROFILES.topic("maxxum", "can/rx"))
+    for period in range(50):  # 13 frames every 0.1 s
+        for _ in range(13):
+            watch.record(wall_ns=period * NS // 10, sim_ns=period * NS // 10)
+    verdict = watch.verdict(49 * NS // 10 + round(0.5 * LATE_S * NS))
+    assert verdict.status is Status.OK
+    assert verdict.expected == 650
+
+
+def test_before_the_first_clock_there_is_no_verdict() -> None:
+    watch = watch_of("/vehicle/odom")
+    watch.record(wall_ns=1, sim_ns=None)
+    assert watch.verdict(None).status is Status.WAIT
+    assert watch.sim_rate_hz(None) is None
+
+
+def test_stamps_are_read_from_the_cdr_bytes() -> None:
+    cloud = PointCloud2()
+    cloud.header.stamp.sec, cloud.header.stamp.nanosec = 12, 345
+    assert stamp_reader(PointCloud2)(serialize_message(cloud)) == 12 * NS + 345  # type: ignore[misc]
+    clock = Clock()
+    clock.clock.sec = 7
+    assert stamp_reader(Clock)(serialize_message(clock)) == 7 * NS  # type: ignore[misc]
+    tf = TFMessage()
+    assert stamp_reader(TFMessage)(serialize_message(tf)) is None  # type: ignore[misc]
+    tf.transforms.append(TransformStamped())
+    tf.transforms[0].header.stamp.sec = 3
+    assert stamp_reader(TFMessage)(serialize_message(tf)) == 3 * NS  # type: ignore[misc]
+    assert stamp_reader(Bool) is None
+
+
+def test_a_message_without_a_stamp_is_placed_by_its_source_timestamp() -> None:
+    clocks = ClockHistory()
+    assert clocks.sim_at(5) is None
+    for k in range(1, 121):  # a clock every 8.3 ms of wall time, simulated k / 120 s
+        clocks.record(source_ns=k * NS // 120, sim_ns=k * NS // 120)
+    assert clocks.sim_at(NS // 2 + 1) == 60 * NS // 120  # published just after the clock of step 60
+    assert clocks.sim_at(NS // 2 - 1) == 59 * NS // 120
+    clocks.record(source_ns=0, sim_ns=7)  # out of order: ignored, the history stays sorted
+    assert clocks.sim_at(NS) == NS
+
+
+def test_messages_published_but_lost_to_the_reader_are_noted_not_blamed() -> None:
+    watch = watch_of("/vehicle/odom")
+    for k in range(500):
+        if k not in (10, 11, 12):
+            watch.record(wall_ns=k * NS // 100, sim_ns=k * NS // 100, seq=k + 1)
+    verdict = watch.verdict(499 * NS // 100 + round(0.5 * LATE_S * NS))
+    assert verdict.text() == "OK (+3 published, not received here)"
+    assert watch.unreceived == 3
+
+
+def test_both_at_once() -> None:
+    watch = watch_of("/vehicle/odom")
+    seq = 0
+    for k in range(500):
+        if k in (100, 101, 102, 103):  # never published
+            continue
+        seq += 1
+        if k not in (10, 11):  # published, lost to the reader
+            watch.record(wall_ns=k * NS // 100, sim_ns=k * NS // 100, seq=seq)
+    verdict = watch.verdict(499 * NS // 100 + round(0.5 * LATE_S * NS))
+    assert verdict.text() == "LOW: 4 of 500 not published by the bridge (+2 published, not received here)"
+
+
+def test_a_topic_of_another_node_blames_that_node() -> None:
+    watch = TopicWatch(PROFILES.topic("other_nodes", "/Demo/status"))
+    last = feed(watch, 50.0, 4.0, skip={5, 6, 7})
+    assert watch.verdict(last + round(0.5 * LATE_S * NS)).reason == "not published by dbw_demo_driver"

@@ -52,12 +52,21 @@ def test_build_pins_keep_ros_packages_and_build_tools_only(build_interfaces, pre
 def test_fingerprint_ignores_a_test_library_and_follows_a_ros_pin(build_interfaces, prefix, tmp_path):
     package = build_interfaces.InterfacePackage(name="pkg", path=ROOT / "interfaces" / "can_msgs", depends=())
 
-    def print_of(text: str) -> str:
+    def print_of(text: str, generators: tuple[str, ...] = build_interfaces.RCLPY_GENERATORS) -> str:
         return build_interfaces.fingerprint(
-            package, build_interfaces.build_pins([_pins(tmp_path, text)], prefix), []
+            package, build_interfaces.build_pins([_pins(tmp_path, text)], prefix), [], generators
         )
 
     base = print_of("std_msgs==5.3.6\n")
     assert print_of("std_msgs==5.3.6\nmcap==1.6.0\n") == base
     assert print_of("std_msgs==5.3.7\n") != base
     assert print_of("std_msgs==5.3.6\nnumpy==2.4.6\n") != base
+    assert print_of("std_msgs==5.3.6\n", generators=()) != base  # --generators all rebuilds
+
+
+def test_every_interface_package_asks_for_the_generator_list(build_interfaces):
+    # Without the filter in its CMakeLists.txt a package would run the C++ generators too.
+    for manifest in (ROOT / "interfaces").glob("*/CMakeLists.txt"):
+        text = manifest.read_text()
+        assert "ACRES_ROSIDL_GENERATORS" in text, manifest
+        assert text.index("ACRES_ROSIDL_GENERATORS") < text.index("rosidl_generate_interfaces("), manifest

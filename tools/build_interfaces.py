@@ -7,6 +7,11 @@ the prefix before from the same definitions, pins and dependencies (a fingerprin
 its installed share directory). Anything else is configured, compiled and installed with
 cmake, in dependency order.
 
+Only the generators that rclpy uses run (RCLPY_GENERATORS: the type descriptions, the C structs,
+the C type supports of Fast DDS and of introspection with their dispatch, and the Python
+bindings); the C++ structs and type supports are left out, which roughly halves the build
+(`--generators all` builds them too; the colcon path always does).
+
 Run it with the interpreter of the target environment: its sysconfig and numpy give the
 include paths that the PyPI wheels' exported cmake files must point at.
 """
@@ -45,6 +50,17 @@ BUILD_TOOLS = (
     "pyparsing",
     "setuptools",
     "wheel",
+)
+
+
+# What rclpy over rmw_fastrtps_cpp needs of an interface package, in the order rosidl runs them.
+RCLPY_GENERATORS = (
+    "rosidl_generator_type_description",
+    "rosidl_generator_c",
+    "rosidl_typesupport_fastrtps_c",
+    "rosidl_typesupport_introspection_c",
+    "rosidl_typesupport_c",
+    "rosidl_generator_py",
 )
 
 
@@ -135,9 +151,13 @@ def build_pins(pin_files: list[Path], prefix: Path) -> list[str]:
     return sorted(pins)
 
 
-def fingerprint(package: InterfacePackage, pins: list[str], dependency_prints: list[str]) -> str:
-    """A digest of the package's files, the build's pins and the fingerprints of its dependencies."""
+def fingerprint(
+    package: InterfacePackage, pins: list[str], dependency_prints: list[str], generators: tuple[str, ...]
+) -> str:
+    """A digest of the package's files, the build's pins, the generators that run and the
+    fingerprints of its dependencies."""
     digest = hashlib.sha256()
+    digest.update(("generators:" + ",".join(generators) + "\n").encode())
     for path in sorted(p for p in package.path.rglob("*") if p.is_file()):
         digest.update(str(path.relative_to(package.path)).encode())
         digest.update(path.read_bytes())
@@ -173,8 +193,11 @@ def fix_wheel_cmake_exports(prefix: Path) -> int:
     return changed
 
 
-def cmake_build(package: InterfacePackage, prefix: Path, build_root: Path, jobs: int) -> None:
-    """Configure, compile and install one package into the prefix."""
+def cmake_build(
+    package: InterfacePackage, prefix: Path, build_root: Path, jobs: int, generators: tuple[str, ...]
+) -> None:
+    """Configure, compile and install one package into the prefix, with only `generators` (all
+    that are found when empty)."""
     build_dir = build_root / package.name
     env = dict(os.environ)
     env["AMENT_PREFIX_PATH"] = os.pathsep.join(
@@ -196,6 +219,9 @@ def cmake_build(package: InterfacePackage, prefix: Path, build_root: Path, jobs:
         "-DBUILD_TESTING=OFF",
         "-DCMAKE_BUILD_TYPE=Release",
     ]
+    if generators:
+        configure.append(f"-DACRES_ROSIDL_GENERATORS={';'.join(generators)}")
+    (build_dir / "CMakeCache.txt").unlink(missing_ok=True)  # no generator list left from a run before
     for command in (
         configure,
         ["cmake", "--build", str(build_dir), "--parallel", str(jobs)],
@@ -225,6 +251,12 @@ def main(argv: list[str] | None = None) -> int:
         "(default: constraints.txt)",
     )
     parser.add_argument(
+        "--generators",
+        choices=("rclpy", "all"),
+        default="rclpy",
+        help="rclpy: only what rclpy uses (default); all: every rosidl generator found, C++ included",
+    )
+    parser.add_argument(
         "--list-provided",
         action="store_true",
         help="print the packages the environment already provides, then exit",
@@ -238,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         print(" ".join(p.name for p in ordered if provider_outside(p.name, prefix)))
         return 0
 
+    generators = RCLPY_GENERATORS if args.generators == "rclpy" else ()
     fixed = fix_wheel_cmake_exports(prefix)
     if fixed:
         print(f"build_interfaces: pointed {fixed} exported cmake files at this interpreter")
@@ -249,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"build_interfaces: {package.name}: provided by {provider}, not built")
             prints[package.name] = f"external:{provider}"
             continue
-        wanted = fingerprint(package, pins, [prints[d] for d in package.depends if d in prints])
+        wanted = fingerprint(package, pins, [prints[d] for d in package.depends if d in prints], generators)
         prints[package.name] = wanted
         stamp = stamp_path(prefix, package.name)
         if stamp.exists() and stamp.read_text().strip() == wanted:
@@ -257,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         started = time.monotonic()
         print(f"build_interfaces: {package.name}: building ...", flush=True)
-        cmake_build(package, prefix, args.build_dir, args.jobs)
+        cmake_build(package, prefix, args.build_dir, args.jobs, generators)
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text(wanted + "\n")
         print(f"build_interfaces: {package.name}: built in {time.monotonic() - started:.0f} s", flush=True)

@@ -31,6 +31,7 @@ from acres_bridge.processes import (
 __all__ = ["LATCHED", "START_UTC", "TIMEOUT_S", "Processes", "Ros", "free_port", "wait_for_line"]
 
 TIMEOUT_S = 30.0
+SETTLE_QUIET_S = 0.3  # Ros.settle: this long without a new message, and everything is here
 START_UTC = "20261002T072309"
 
 
@@ -118,6 +119,8 @@ class Ros:
         self.node = Node(f"probe_{uuid.uuid4().hex[:8]}", context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
+        self._clients: dict[tuple[type, str], Any] = {}
+        self._collected: list[list[Any]] = []
 
     def wait_until(self, condition: Callable[[], object], what: str, timeout_s: float = TIMEOUT_S) -> None:
         """Spin until condition() holds; fail the test after timeout_s."""
@@ -136,17 +139,41 @@ class Ros:
         """A list that fills with every message of the topic."""
         received: list[Any] = []
         self.node.create_subscription(message_type, topic, received.append, qos)
+        self._collected.append(received)
         return received
 
+    def settle(
+        self, *lists: list[Any], quiet_s: float = SETTLE_QUIET_S, timeout_s: float = TIMEOUT_S
+    ) -> None:
+        """Spin until no message has come for quiet_s into `lists` (default: every list of collect()).
+
+        After an acknowledged step everything is published; what is still on its way arrives
+        without a pause as long as this process gets the CPU, so a quiet spell means it is all
+        here, however slow the machine (a fixed sleep would not know)."""
+        watched = lists or tuple(self._collected)
+        deadline = time.monotonic() + timeout_s
+        sizes = [len(x) for x in watched]
+        quiet_since = time.monotonic()
+        while time.monotonic() - quiet_since < quiet_s:
+            if time.monotonic() > deadline:
+                pytest.fail(f"messages still arriving after {timeout_s} s")
+            self.executor.spin_once(timeout_sec=0.01)
+            now_sizes = [len(x) for x in watched]
+            if now_sizes != sizes:
+                sizes = now_sizes
+                quiet_since = time.monotonic()
+
     def call(self, service_type: type, name: str, request: Any, timeout_s: float = TIMEOUT_S) -> Any:
-        client = self.node.create_client(service_type, name)
-        try:
-            self.wait_until(client.service_is_ready, f"service {name}", timeout_s)
-            future = client.call_async(request)
-            self.wait_until(future.done, f"the answer of {name}", timeout_s)
-            return future.result()
-        finally:
-            self.node.destroy_client(client)
+        """Call a service and wait for its answer. The client is made once per service and kept, so
+        a loop of step requests does not wait for a new client's discovery each time."""
+        key = (service_type, name)
+        client = self._clients.get(key)
+        if client is None:
+            client = self._clients[key] = self.node.create_client(service_type, name)
+        self.wait_until(client.service_is_ready, f"service {name}", timeout_s)
+        future = client.call_async(request)
+        self.wait_until(future.done, f"the answer of {name}", timeout_s)
+        return future.result()
 
     def step(self, steps: int) -> None:
         """Run steps through /step_simulation and check they were acknowledged as done."""

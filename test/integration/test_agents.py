@@ -128,7 +128,7 @@ def test_only_agent_0_publishes_the_clock(three):
     three.ros.wait_until(
         lambda: len(three.clock) > before and stamp_ns(three.clock[-1]) > first, "new clocks"
     )
-    three.ros.spin_for(0.3)
+    three.ros.settle()
     stamps = [stamp_ns(message) for message in three.clock[before:]]
     # One message per step, not one per agent: no stamp twice, each the stamp of one of the 24 steps.
     assert len(stamps) == len(set(stamps)) <= 24
@@ -178,6 +178,6 @@ def test_a_command_reaches_only_its_own_agent(three):
         if three.enabled_2 and three.enabled_2[-1].data:
             break
     ros.step(12)
-    ros.spin_for(0.2)
+    ros.settle()
     assert three.enabled_2[-1].data is True
     assert three.enabled[-1].data is False  # agent 0's drive-by-wire never saw the command

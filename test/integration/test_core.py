@@ -41,7 +41,7 @@ def test_camera_topics_exist_but_no_message_arrives(core):
     for _ in range(3):  # three simulated seconds
         core.advance(120)
         core.ros.spin_for(0.05)
-    core.ros.spin_for(0.5)
+    core.ros.settle()
     assert len(core.clouds) >= 30
     assert core.images == []
     assert core.infos == []

@@ -118,7 +118,7 @@ def test_the_spec_example_drives_a_circle_of_50_m_at_1_5_m_s(driven: Driver, ros
     truth = ros.collect(Odometry, "/sim/ground_truth/odom", 5000)
     for _ in range(50 * 20):  # 20 simulated seconds
         driven.tick(*spec_example())
-    ros.spin_for(0.3)
+    ros.settle()
     assert enabled[-1].data is True
     assert gear[-1].gear.value == 5  # L
     speeds = [m.vel_meas for m in ulc[-250:]]  # the last 5 s
@@ -137,13 +137,13 @@ def test_a_subsystem_without_commands_for_0_1_s_stops_and_disable_stops_all(driv
     enabled = ros.collect(Bool, "/vehicle/dbw_enabled", 5000)
     for _ in range(100):
         driven.tick(*spec_example())
-    ros.spin_for(0.2)
+    ros.settle()
     assert steering[-1].enabled
     assert not steering[-1].timeout
     # Steering commands stop, the ULC's go on: after 0.1 s (12 steps) the steering times out.
     for _ in range(10):
         driven.tick(("/vehicle/ulc/cmd", UlcCmd(cmd=1.5, cmd_type=UlcCmd.CMD_VELOCITY, enable=True)))
-    ros.spin_for(0.2)
+    ros.settle()
     assert steering[-1].timeout
     assert not steering[-1].enabled
     assert ulc[-1].enabled
@@ -151,7 +151,7 @@ def test_a_subsystem_without_commands_for_0_1_s_stops_and_disable_stops_all(driv
     driven.tick(("/vehicle/disable", Empty()))
     for _ in range(5):
         driven.tick()
-    ros.spin_for(0.2)
+    ros.settle()
     assert enabled[-1].data is False
     assert not ulc[-1].enabled
 
@@ -163,7 +163,7 @@ def test_a_refused_command_never_reaches_the_vehicle(driven: Driver, ros: Ros) -
             ("/vehicle/enable", Empty()),
             ("/vehicle/steering/cmd", SteeringCmd(cmd=90.0, cmd_type=SteeringCmd.CMD_ANGLE, enable=True)),
         )
-    ros.spin_for(0.2)
+    ros.settle()
     assert steering[-1].cmd == pytest.approx(90.0)
     for bad in (
         SteeringCmd(cmd=math.nan, cmd_type=SteeringCmd.CMD_ANGLE, enable=True),
@@ -174,7 +174,7 @@ def test_a_refused_command_never_reaches_the_vehicle(driven: Driver, ros: Ros) -
             driven.tick(
                 ("/vehicle/steering/cmd", bad), ("/vehicle/throttle/cmd", ThrottleCmd(cmd=0.0, cmd_type=14))
             )
-    ros.spin_for(0.2)
+    ros.settle()
     # No good steering command for 9 ticks: the steering timed out; its last command is still the good one.
     assert steering[-1].cmd == pytest.approx(90.0)
     assert steering[-1].cmd_type == SteeringCmd.CMD_ANGLE
@@ -239,7 +239,7 @@ def test_sim_reset_moves_the_vehicle_once_the_ins_has_a_position(driven: Driver,
     assert reset.wait_for_all_acked(Duration(seconds=10))
     ros.step(60)
     ros.wait_until(lambda: truth, "the ground truth")
-    ros.spin_for(0.2)
+    ros.settle()
     assert episodes[-1].reset_epoch == 0
     start = truth[-1].pose.pose.position
     assert math.hypot(start.x - 500438.1, start.y - 4479970.0) > 5.0
@@ -249,7 +249,7 @@ def test_sim_reset_moves_the_vehicle_once_the_ins_has_a_position(driven: Driver,
     ros.step(1)
     ros.wait_until(lambda: episodes[-1].reset_epoch == 1, "the reset's new episode")
     ros.step(12)
-    ros.spin_for(0.2)
+    ros.settle()
     moved = truth[-1]
     assert moved.pose.pose.position.x == pytest.approx(500438.1, abs=1e-6)
     assert moved.pose.pose.position.y == pytest.approx(4479970.0, abs=1e-6)

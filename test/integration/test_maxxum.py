@@ -89,7 +89,7 @@ class Driver:
         self.ticks += 1
 
     def settle(self) -> None:
-        self.ros.spin_for(0.3)
+        self.ros.settle()
 
     def implement_state(self, index: int = -1) -> dict[str, Any]:
         state: dict[str, Any] = json.loads(self.state[index].data)

@@ -92,7 +92,7 @@ def test_odom_path_publishes_the_path_relative_to_the_first_pose(
     assert (origin.rotation.x, origin.rotation.y, origin.rotation.z, origin.rotation.w) == (0, 0, 0, 1)
 
     # One path for each odometry message: step in small requests so that no queue overflows.
-    ros.spin_for(0.3)
+    ros.settle()
     paths.clear()
     session.odom.clear()
     for k in range(1, 11):
@@ -165,7 +165,8 @@ def test_lab_stubs_publish_at_20_hz_of_simulation_time_and_follow_their_paramete
     # One simulated second, one step at a time: 20 of each.
     for _ in range(120):
         session.step(1)
-    ros.spin_for(0.5)
+    ros.wait_until(lambda: len(stops) >= 19 and len(limits) >= 19, "20 of each")
+    ros.settle(stops, limits)
     assert 19 <= len(stops) <= 21, len(stops)
     assert 19 <= len(limits) <= 21, len(limits)
 
@@ -260,7 +261,7 @@ def test_dbw_demo_driver_sends_enable_gear_speed_and_curvature_and_the_route(
         return len(ulc) >= 20 and len(steering) >= 20
 
     ros.wait_until(commanding, "ULC and steering commands")
-    ros.spin_for(0.2)
+    ros.settle()
     assert enable  # repeated only while the drive-by-wire does not report enabled
     assert gear  # repeated only until the gear report shows it
     assert {g.cmd.value for g in gear} == {GearCmd().cmd.LOW}

@@ -107,7 +107,7 @@ def test_one_simulated_second_gives_exactly_ten_clouds_and_ten_images_with_their
     flat.ros.wait_until(
         lambda: len(flat.clouds) >= clouds + 10 and len(flat.infos) >= infos + 10, "the second's frames"
     )
-    flat.ros.spin_for(0.3)
+    flat.ros.settle()
     due = [step for step in range(first + 1, first + 121) if step % 12 == 0]
     assert [stamp_ns(m) for m in flat.clouds[clouds:]] == [step_stamp_ns(s) for s in due]
     assert [stamp_ns(m) for m in flat.images[images:]] == [step_stamp_ns(s) for s in due]

@@ -193,7 +193,7 @@ def test_a_custom_node_in_another_process_replaces_a_subsystem(processes: Proces
     ros.wait_until(delivered, "odometry from the custom node")
     # Every fifth sample: the stamps are 50 ms apart (a message lost in a burst may widen one gap).
     ros.step(1)
-    ros.spin_for(0.5)
+    ros.settle()
     odom.clear()
     for _ in range(4):
         ros.step(60)

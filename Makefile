@@ -22,7 +22,11 @@ export RMW_IMPLEMENTATION := rmw_fastrtps_cpp
 PACKAGE_INPUTS := setup.py setup.cfg package.xml $(shell find acres_bridge acres_sim launch params msg_profiles resource -type f \( -name '*.py' -o -name '*.yaml' -o -name acres_bridge \) 2>/dev/null)
 INTERFACE_INPUTS := tools/build_interfaces.py $(shell find interfaces -type f 2>/dev/null)
 
+# The tests run in PYTEST_WORKERS processes (pytest-xdist), a file per worker, each worker in a
+# DDS domain of its own (test/conftest.py). PYTEST_WORKERS=0 runs them in this process alone.
+PYTEST_WORKERS ?= 2
 PYTEST_ARGS ?=
+PYTEST_PARALLEL := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile)
 
 .PHONY: help setup test lint typecheck pytest demo bench pins clean
 
@@ -61,10 +65,10 @@ typecheck: setup
 # the localhost discovery range alone, and say so.
 pytest: setup
 	@if unshare -n true 2>/dev/null; then \
-	  unshare -n bash -c 'ip link set lo up && exec $(PY) -m pytest $(PYTEST_ARGS)'; \
+	  unshare -n bash -c 'ip link set lo up && exec $(PY) -m pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)'; \
 	else \
 	  echo "make test: unshare -n is not permitted here; running with ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST only"; \
-	  $(PY) -m pytest $(PYTEST_ARGS); \
+	  $(PY) -m pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS); \
 	fi
 
 test: lint typecheck pytest

@@ -1,12 +1,15 @@
 """The whole suite: each process of a parallel run (pytest -n, pytest-xdist) in a DDS domain of its
 own, so that two tests running at once never see each other's topics, services or nodes.
 
-The processes a test starts inherit the domain through the environment.
+The processes a test starts inherit the domain through the environment. A worker also gets the
+default SIGINT back: xdist's workers ignore it, and a child inherits an ignored signal, so the
+processes the tests start would not answer Ctrl-C as they do for a user.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 
 DOMAIN_BASE = 40  # worker gwN uses domain 40 + N; a serial run keeps the environment's
 
@@ -15,6 +18,7 @@ def _worker_domain() -> None:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     if worker.startswith("gw") and worker[2:].isdigit():
         os.environ["ROS_DOMAIN_ID"] = str(DOMAIN_BASE + int(worker[2:]))
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 _worker_domain()

@@ -161,10 +161,6 @@ def test_simulate_steps_action_gives_feedback_per_step(processes: Processes, ros
         assert goal.accepted
         result_future = goal.get_result_async()
         ros.wait_until(result_future.done, f"the result of {steps} steps")
-        for _ in range(100):  # feedback is published before the result, on its own topic: let it land
-            if len(feedback) >= steps:
-                break
-            ros.spin_for(0.01)
         return result_future.result().result, feedback
 
     # Feedback travels on a topic: keep simulating single steps until its first message gets through.
@@ -172,6 +168,9 @@ def test_simulate_steps_action_gives_feedback_per_step(processes: Processes, ros
     start = len(clock)
     ros.wait_until(lambda: clock and stamp_ns(clock[-1]) == start * NS_PER_S // 120, "the warm-up clock")
     result, feedback = simulate(10)
+    # feedback is published before the result, on a topic of its own: it may land after it
+    ros.wait_until(lambda: len(feedback) >= 10, "the feedback of 10 steps")
+    ros.settle(feedback)
     assert result.result.result == Result.RESULT_OK
     assert [f.feedback.completed_steps for f in feedback] == list(range(1, 11))
     assert [f.feedback.remaining_steps for f in feedback] == list(range(9, -1, -1))

@@ -26,10 +26,12 @@ ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST whatever the environment says.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,7 +40,7 @@ from typing import Any, TextIO
 
 import rclpy
 from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.signals import SignalHandlerOptions
@@ -206,7 +208,7 @@ def header_lines(
     elapsed_s: float,
     session: Session | None,
     sim_time_ns: int | None,
-    episode_after_clock_s: float | None = None,
+    episode_after_clock_s: tuple[float, float] | None = None,
     pace: float | None = None,
     simulator_pace: PacingReport | None = None,
     progress: str | None = None,
@@ -216,11 +218,10 @@ def header_lines(
     if session is None:
         second = "session: (no /sim/episode yet)"
     else:
-        came = (
-            ""
-            if episode_after_clock_s is None
-            else f"  ({episode_after_clock_s:+.2f} s from the first /clock)"
-        )
+        came = ""
+        if episode_after_clock_s is not None:
+            published, arrived = episode_after_clock_s
+            came = f"  (published {published:+.2f} s, came {arrived:+.2f} s from the first /clock)"
         second = (
             f"session: {session.episode_id}  source {session.source}  map {session.map}  "
             f"state {session.state}{came}"
@@ -239,20 +240,30 @@ def header_lines(
 
 
 class _Monitor(Node):
-    """Subscribes to each watched topic with its QoS (a deeper history) and records arrivals."""
+    """Subscribes to each watched topic with its QoS (a deeper history) and records arrivals:
+    those with `subscribe(watch)` true; the table shows all `watches`."""
 
-    def __init__(self, watches: Sequence[TopicWatch], *, context: Context) -> None:
-        super().__init__("acres_demo", context=context)
+    def __init__(
+        self,
+        watches: Sequence[TopicWatch],
+        *,
+        context: Context,
+        name: str = "acres_demo",
+        subscribe: Callable[[TopicWatch], bool] = lambda _watch: True,
+    ) -> None:
+        super().__init__(name, context=context)
         self.watches = watches
         self.session: Session | None = None
         self.sim_time_ns: int | None = None
         self.first_clock_ns: int | None = None
         self.first_episode_ns: int | None = None
+        self.first_clock_source_ns: int | None = None  # the DDS source timestamps of both
+        self.first_episode_source_ns: int | None = None
         self.progress: str | None = None
         self.pace = PaceMeter()
         self.clocks = ClockHistory()
         for watch in watches:
-            if watch.spec.direction is Direction.PUBLISH:
+            if watch.spec.direction is Direction.PUBLISH and subscribe(watch):
                 self._subscribe(watch)
 
     def _subscribe(self, watch: TopicWatch) -> None:
@@ -303,6 +314,7 @@ class _Monitor(Node):
                 self.clocks.record(int(info.get("source_timestamp", 0)), self.sim_time_ns)
                 if self.first_clock_ns is None:
                     self.first_clock_ns = now_ns
+                    self.first_clock_source_ns = int(info.get("source_timestamp", 0))
             sim_ns = self.sim_time_ns if watch.spec.name == "/clock" else None
             if sim_ns is None:
                 sim_ns = watch_stamp(message) if watch.stamped else self._placed(info)
@@ -312,6 +324,7 @@ class _Monitor(Node):
             elif watch.spec.name == "/sim/episode":
                 if self.first_episode_ns is None:
                     self.first_episode_ns = now_ns
+                    self.first_episode_source_ns = int(info.get("source_timestamp", 0))
                 self.session = Session(
                     episode_id=str(message.episode_id),
                     source=str(message.source),
@@ -321,11 +334,16 @@ class _Monitor(Node):
 
         return on_message
 
-    def episode_after_clock_s(self) -> float | None:
-        """When the first /sim/episode came, from the first /clock (negative: before it)."""
+    def episode_after_clock_s(self) -> tuple[float, float] | None:
+        """When the first /sim/episode was published and when it came, each from the first /clock
+        (negative: before it). A reader that lost it gets it again only at the writer's next
+        heartbeat (3 s with Fast DDS's defaults): then the two differ."""
         if self.first_episode_ns is None or self.first_clock_ns is None:
             return None
-        return (self.first_episode_ns - self.first_clock_ns) / NS_PER_S
+        assert self.first_episode_source_ns is not None
+        assert self.first_clock_source_ns is not None
+        published = (self.first_episode_source_ns - self.first_clock_source_ns) / NS_PER_S
+        return (published, (self.first_episode_ns - self.first_clock_ns) / NS_PER_S)
 
     def graph(self, watch: TopicWatch, now_ns: int) -> GraphView:
         name = resolve_name(watch.spec.ros_name, self.get_namespace())
@@ -400,12 +418,31 @@ class _Demo:
         self.simulator: ChildProcess | None = None
         self.simulator_pace: PacingReport | None = None
         self.bridge: ChildProcess | None = None
+        # Two DDS participants: the clouds and images (tens of MB/s) arrive through their own
+        # receive queues and a thread of their own, so on a busy machine they cannot crowd out the
+        # small messages (a lost /sim/episode is resent only at the writer's next heartbeat).
+        watches = watch_list(load_profiles(), options.vehicle)
         self.context = Context()
         rclpy.init(args=[], context=self.context, signal_handler_options=SignalHandlerOptions.NO)
-        self.monitor = _Monitor(watch_list(load_profiles(), options.vehicle), context=self.context)
+        self.monitor = _Monitor(watches, context=self.context, subscribe=lambda w: not w.rendered)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.monitor)
+        self.bulk_context = Context()
+        rclpy.init(args=[], context=self.bulk_context, signal_handler_options=SignalHandlerOptions.NO)
+        self.bulk_monitor = _Monitor(
+            watches, context=self.bulk_context, name="acres_demo_sensors", subscribe=lambda w: w.rendered
+        )
+        self.bulk_executor = SingleThreadedExecutor(context=self.bulk_context)
+        self.bulk_executor.add_node(self.bulk_monitor)
+        self.bulk_thread = threading.Thread(target=self._spin_bulk, name="acres-demo-sensors", daemon=True)
+        self.bulk_thread.start()
         self.started_ns = time.monotonic_ns()
+
+    def _spin_bulk(self) -> None:
+        """Take clouds and images until the demo ends."""
+        with contextlib.suppress(ExternalShutdownException):
+            while self.bulk_context.ok():
+                self.bulk_executor.spin_once(timeout_sec=0.1)
 
     def elapsed_s(self) -> float:
         return (time.monotonic_ns() - self.started_ns) / NS_PER_S
@@ -508,6 +545,10 @@ class _Demo:
         self.executor.shutdown()
         self.monitor.destroy_node()
         self.context.try_shutdown()
+        self.bulk_context.try_shutdown()
+        self.bulk_thread.join(timeout=2.0)
+        self.bulk_executor.shutdown()
+        self.bulk_monitor.destroy_node()
 
 
 def run(options: DemoOptions, out: TextIO = sys.stdout) -> int:

@@ -18,9 +18,17 @@ STAMPS := $(VENV)/.stamps
 # No DDS traffic leaves the machine: discovery stays on localhost everywhere.
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export RMW_IMPLEMENTATION := rmw_fastrtps_cpp
+# The venv is an ament prefix (the wheels' and our packages' share/ament_index): ros2 pkg, ros2 run,
+# launch_ros and get_package_share_directory find the packages through it, before any distribution's.
+export AMENT_PREFIX_PATH := $(abspath $(VENV))$(if $(AMENT_PREFIX_PATH),:$(AMENT_PREFIX_PATH))
 
 PACKAGE_INPUTS := setup.py setup.cfg package.xml $(shell find acres_bridge acres_sim launch params msg_profiles resource -type f \( -name '*.py' -o -name '*.yaml' -o -name acres_bridge \) 2>/dev/null)
 INTERFACE_INPUTS := tools/build_interfaces.py $(shell find interfaces -type f 2>/dev/null)
+
+# A wheelhouse of launch, launch_ros, launch_testing and ros2cli (none are on PyPI), e.g.
+# make test ROS2_WHEELS=../shared/ros2-wheels. Without one the tests that need them are skipped.
+ROS2_WHEELS ?=
+ROS2_TOOLS_STAMP := $(if $(ROS2_WHEELS),$(STAMPS)/ros2-tools,)
 
 # The tests run in PYTEST_WORKERS processes (pytest-xdist), a file per worker, each worker in a
 # DDS domain of its own (test/conftest.py). PYTEST_WORKERS=0 runs them in this process alone.
@@ -37,6 +45,8 @@ setup: $(STAMPS)/package
 
 $(STAMPS)/venv:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	grep -q AMENT_PREFIX_PATH $(VENV)/bin/activate || \
+	  echo 'export AMENT_PREFIX_PATH="$$VIRTUAL_ENV$${AMENT_PREFIX_PATH:+:$$AMENT_PREFIX_PATH}"' >> $(VENV)/bin/activate
 	mkdir -p $(STAMPS)
 	touch $@
 
@@ -49,8 +59,16 @@ $(STAMPS)/interfaces: $(STAMPS)/deps $(INTERFACE_INPUTS)
 	$(PY) tools/build_interfaces.py
 	touch $@
 
-$(STAMPS)/package: $(STAMPS)/interfaces $(PACKAGE_INPUTS)
+$(STAMPS)/package: $(STAMPS)/interfaces $(ROS2_TOOLS_STAMP) $(PACKAGE_INPUTS) tools/link_executables.py
 	$(PIP) install --quiet --no-deps --no-build-isolation .
+	$(PY) tools/link_executables.py
+	touch $@
+
+# The wheels as they are (checked against their SHA256SUMS), then their PyPI dependencies, pinned.
+$(STAMPS)/ros2-tools: $(STAMPS)/deps requirements-ros2-tools.txt constraints.txt $(wildcard $(ROS2_WHEELS)/*.whl)
+	cd "$(ROS2_WHEELS)" && sha256sum --quiet -c SHA256SUMS
+	$(PIP) install --quiet --no-deps "$(ROS2_WHEELS)"/*.whl
+	$(PIP) install --quiet -c constraints.txt -r requirements-ros2-tools.txt
 	touch $@
 
 lint: setup

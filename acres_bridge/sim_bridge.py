@@ -18,13 +18,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.utilities import try_shutdown
 
-from acres_bridge.container.main import run_container
+from acres_bridge.container.main import finished, init_ros, run_container
 from acres_bridge.container.manager import ComponentManager
 from acres_bridge.errors import AcresBridgeError
 from acres_bridge.ingest.bus import BUS
@@ -116,14 +115,15 @@ class SimBridge(ComponentManager):
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the bridge until SIGINT or SIGTERM."""
     args = list(sys.argv if argv is None else ["sim_bridge", *argv])
-    rclpy.init(args=args)
+    stop = init_ros(args)
     try:
-        return run_container(SimBridge)
+        return run_container(SimBridge, stop)
     except (ValueError, AcresBridgeError) as error:
         print(f"sim_bridge: {error}", file=sys.stderr)
         return 2
     finally:
         try_shutdown()
+        finished()
 
 
 if __name__ == "__main__":

@@ -248,9 +248,11 @@ class ComponentManager(Node):
             return [LoadedComponent(unique_id, name) for unique_id, (_, name) in self._components.items()]
 
     def destroy_node(self) -> None:
-        """Unload every node, newest first, then destroy the manager itself."""
+        """Unload every node, oldest first (as rclcpp's component manager does), then destroy the
+        manager itself. The oldest of the bridge is its ingest: its I/O thread stops before any
+        node it feeds is gone, so nothing publishes through a destroyed node."""
         with self._lock:
-            unique_ids = sorted(self._components, reverse=True)
+            unique_ids = sorted(self._components)
         for unique_id in unique_ids:
             with contextlib.suppress(ComponentError):
                 self.unload(unique_id)

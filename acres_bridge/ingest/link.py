@@ -246,6 +246,15 @@ class SimulatorLink:
             self._wait_can_marks(pending.outcome.last_step)
         return pending.outcome
 
+    def abort_pending(self, reason: str) -> None:
+        """Answer every step request still waiting with a failure (the bridge is stopping)."""
+        with self._pending_lock:
+            pending = list(self._pending.values())
+            self._pending.clear()
+        for step in pending:
+            step.outcome = StepOutcome(False, message=reason)
+            step.done.set()
+
     def _wait_can_marks(self, last_step: int) -> None:
         """Wait (at most CAN_MARK_WAIT_S) until every CAN channel that has sent barriers has sent the
         one of `last_step`, so that the step's CAN frames are handed over before it is acknowledged."""

@@ -45,6 +45,7 @@ from acres_bridge.ingest.channels import (
 from acres_bridge.ingest.link import SimulatorLink, StepOutcome
 from acres_bridge.ingest.simulation_control import SimulationControl
 from acres_bridge.pace import PaceMeter
+from acres_bridge.shutdown import add_shutdown_hook, remove_shutdown_hook
 from acres_bridge.wire import (
     AgentReset,
     Clock,
@@ -144,6 +145,8 @@ class IngestNode(Node):
             if serve_control
             else None
         )
+        self._abort_steps = lambda: self.link.abort_pending("the bridge is shutting down")
+        add_shutdown_hook(self._abort_steps)
         self._session_outlet.publish(Session(connected=False, hello=None))
         self._add_agents(1)  # agent 0's channels exist before any session
         self.link.start()
@@ -286,6 +289,8 @@ class IngestNode(Node):
     # ---- life cycle --------------------------------------------------------------------------
 
     def destroy_node(self) -> None:
+        remove_shutdown_hook(self._abort_steps)
+        self.link.abort_pending("the bridge is shutting down")
         self.link.stop()
         if self.control is not None:
             self.control.destroy()

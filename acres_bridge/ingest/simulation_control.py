@@ -28,6 +28,7 @@ from simulation_interfaces.srv import (
 
 from acres_bridge.ingest.link import StepOutcome
 from acres_bridge.pace import describe_pace
+from acres_bridge.shutdown import shutdown_requested
 from acres_bridge.wire import EpisodeInfo, SimState
 
 __all__ = ["FEATURES", "SimulationControl", "SimulatorCommands"]
@@ -237,6 +238,8 @@ class SimulationControl:
         if refusal is not None:
             return StepOutcome(False, message=refusal)
         with self._step_lock:
+            if shutdown_requested():
+                return StepOutcome(False, message="the bridge is shutting down")
             return self._commands.request_steps(steps, timeout_s=self._step_timeout_s)
 
     def _step(self, request: Any, response: Any) -> Any:

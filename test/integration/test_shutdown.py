@@ -1,0 +1,77 @@
+"""SIGINT and SIGTERM end the bridge cleanly whatever it is doing: exit status 0, every node
+unloaded, no traceback, and not by the last-resort deadline (which would say so)."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import pytest
+from rosgraph_msgs.msg import Clock
+from simulation_interfaces.srv import StepSimulation
+
+from acres_bridge.container.main import STOP_DEADLINE_S
+from acres_bridge.processes import ChildProcess
+
+from .conftest import Processes, Ros, free_port, wait_for_line
+
+pytestmark = pytest.mark.integration
+
+SIGNALS = [signal.SIGINT, signal.SIGTERM]
+UNCLEAN = ("Traceback", "context is invalid", "did not end within", "Exception in thread")
+LAST_UNLOADED = "Unloaded /reset"  # the newest node of a Polaris bridge goes last (oldest first)
+
+
+def stop(process: ChildProcess, signum: signal.Signals) -> tuple[int, float]:
+    """Send the signal; the exit status and the seconds it took (reported, not judged: the
+    process's own deadline bounds it, and says so if it ever had to)."""
+    started = time.monotonic()
+    process.popen.send_signal(signum)
+    code = process.popen.wait(timeout=30.0)
+    process.stop()  # collects the rest of the output
+    return code, time.monotonic() - started
+
+
+def assert_clean(process: ChildProcess, code: int, seconds: float) -> None:
+    output = process.output
+    assert code == 0, output
+    for text in UNCLEAN:
+        assert text not in output, output
+    assert LAST_UNLOADED in output, output
+    assert seconds < 30.0, f"took {seconds:.1f} s (the deadline is {STOP_DEADLINE_S} s)"
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: s.name)
+def test_a_connected_bridge_with_subscribers_ends_cleanly(
+    processes: Processes, ros: Ros, signum: signal.Signals
+) -> None:
+    port = free_port()
+    processes.simulator(port)
+    bridge = processes.bridge(port)
+    received = ros.collect(Clock, "/clock", 100)
+    ros.step(24)
+    ros.wait_until(lambda: received, "/clock")
+    assert_clean(bridge, *stop(bridge, signum))
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: s.name)
+def test_a_bridge_that_is_reconnecting_ends_cleanly(processes: Processes, signum: signal.Signals) -> None:
+    bridge = processes.bridge(free_port())  # nothing listens there: it keeps trying
+    wait_for_line(bridge, "connecting to the simulator")
+    wait_for_line(bridge, LAST_UNLOADED.replace("Unloaded", "Loaded acres_bridge::PoseReset as"))
+    assert_clean(bridge, *stop(bridge, signum))
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: s.name)
+def test_a_bridge_in_the_middle_of_a_long_step_request_ends_cleanly(
+    processes: Processes, ros: Ros, signum: signal.Signals
+) -> None:
+    port = free_port()
+    processes.simulator(port)
+    bridge = processes.bridge(port)
+    client = ros.node.create_client(StepSimulation, "/step_simulation")
+    ros.wait_until(client.service_is_ready, "/step_simulation")
+    received = ros.collect(Clock, "/clock", 100)
+    client.call_async(StepSimulation.Request(steps=24_000))  # 200 simulated seconds: seconds of work
+    ros.wait_until(lambda: len(received) > 50, "the request's first steps")
+    assert_clean(bridge, *stop(bridge, signum))

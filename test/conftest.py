@@ -4,10 +4,15 @@ own, so that two tests running at once never see each other's topics, services o
 The processes a test starts inherit the domain through the environment. A worker also gets the
 default SIGINT back: xdist's workers ignore it, and a child inherits an ignored signal, so the
 processes the tests start would not answer Ctrl-C as they do for a user.
+
+Where launch_testing is installed, its pytest plugin imports `launch`, which makes every logger
+created afterwards non-propagating (launch.logging sets its logger class): the standard class is
+put back, so that the loggers of the modules under test reach pytest's log capture.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 
@@ -22,3 +27,4 @@ def _worker_domain() -> None:
 
 
 _worker_domain()
+logging.setLoggerClass(logging.Logger)

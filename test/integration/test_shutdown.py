@@ -41,14 +41,18 @@ def assert_clean(process: ChildProcess, code: int, seconds: float) -> None:
     assert seconds < 30.0, f"took {seconds:.1f} s (the deadline is {STOP_DEADLINE_S} s)"
 
 
+def connected_bridge(processes: Processes, ros: Ros) -> tuple[ChildProcess, list[Clock]]:
+    """A simulator in lockstep, a bridge connected to it, and the test's /clock subscription."""
+    port = free_port()
+    processes.simulator(port)
+    return processes.bridge(port), ros.collect(Clock, "/clock", 100)
+
+
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: s.name)
 def test_a_connected_bridge_with_subscribers_ends_cleanly(
     processes: Processes, ros: Ros, signum: signal.Signals
 ) -> None:
-    port = free_port()
-    processes.simulator(port)
-    bridge = processes.bridge(port)
-    received = ros.collect(Clock, "/clock", 100)
+    bridge, received = connected_bridge(processes, ros)
     ros.step(24)
     ros.wait_until(lambda: received, "/clock")
     assert_clean(bridge, *stop(bridge, signum))
@@ -66,12 +70,9 @@ def test_a_bridge_that_is_reconnecting_ends_cleanly(processes: Processes, signum
 def test_a_bridge_in_the_middle_of_a_long_step_request_ends_cleanly(
     processes: Processes, ros: Ros, signum: signal.Signals
 ) -> None:
-    port = free_port()
-    processes.simulator(port)
-    bridge = processes.bridge(port)
+    bridge, received = connected_bridge(processes, ros)
     client = ros.node.create_client(StepSimulation, "/step_simulation")
     ros.wait_until(client.service_is_ready, "/step_simulation")
-    received = ros.collect(Clock, "/clock", 100)
     client.call_async(StepSimulation.Request(steps=24_000))  # 200 simulated seconds: seconds of work
     ros.wait_until(lambda: len(received) > 50, "the request's first steps")
     assert_clean(bridge, *stop(bridge, signum))

@@ -216,13 +216,16 @@ def test_a_custom_node_in_another_process_replaces_a_subsystem(processes: Proces
         return len(odom) >= 10
 
     ros.wait_until(delivered, "odometry from the custom node")
-    # Every fifth sample: the stamps are 50 ms apart (a message lost in a burst may widen one gap).
+    # Every fifth sample: the stamps are 50 ms apart. The custom node reads the internal INS topic
+    # (depth 10) as any plain subscriber: requests of 12 steps (10 samples), each waited for until
+    # its 2 odometry messages are out, so that no sample is evicted before the node has it.
     ros.step(1)
     ros.settle()
     odom.clear()
-    for _ in range(4):
-        ros.step(60)
-    ros.wait_until(lambda: len(odom) >= 35, "35 of 40 more odometry messages from the custom node")
+    for request in range(1, 21):
+        ros.step(12)
+        ros.wait_until(lambda n=request: len(odom) >= 2 * n, f"the odometry of request {request}")
+    ros.settle(odom)
     publishers = ros.node.get_publishers_info_by_topic("/vehicle/odom")
     assert [p.node_name for p in publishers] == ["custom_ins"]
     stamps = [stamp_ns(m) for m in odom]

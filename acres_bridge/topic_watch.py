@@ -48,7 +48,7 @@ __all__ = [
 
 RATE_WINDOW_S = 2.0  # the rates shown count the last 2 s (simulated for the one, wall for the other)
 LATE_S = 1.0  # a topic whose newest message is this far behind the latest /clock is LATE
-UNSTAMPED_TOLERANCE = 0.05  # placed by its source timestamp, a topic may be off by 5 % (or 2 messages)
+UNSTAMPED_TOLERANCE = 0.10  # placed by its source timestamp, a topic may be off by 10 % (or 2 messages)
 RENDERED_TYPES = frozenset(
     {"sensor_msgs/msg/PointCloud2", "sensor_msgs/msg/Image", "sensor_msgs/msg/CameraInfo"}
 )

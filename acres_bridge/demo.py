@@ -6,10 +6,11 @@
 
 It starts the simulator (free run) and the bridge as child processes, subscribes to every topic
 that msg_profiles says the bridge publishes for the vehicle, and each second shows, per topic,
-the expected rate, the rate in simulated time (messages per simulated second, from the stamps)
-and in wall time, the message count and a status judged in simulated time
-(acres_bridge.topic_watch): OK when every message the simulator made for the topic has come,
-LOW with the count missing and who skipped them (the simulator or the bridge). Above the table,
+the expected rate, the rate in simulated time (messages published per simulated second, from the
+stamps and the publisher's sequence numbers) and the rate of arrival in wall time, the message
+count and a status judged in simulated time (acres_bridge.topic_watch): OK when every message the
+simulator made for the topic was published, with those this reader lost noted apart; LOW with the
+count missing and who skipped them (the simulator or the bridge). Above the table,
 the session's real-time factor as /clock shows it, and the simulator's own word on its pace.
 A busy machine slows the simulation down (a real-time factor below 1) but leaves the topics OK.
 A topic that nothing publishes in this session says so.

@@ -17,13 +17,17 @@ nodes; the ingest and the simulation services stay with the bridge.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from acres_bridge.nodes.speed_controller import DEFAULT_CMD_TIMEOUT_S, SpeedControllerParams
+
 __all__ = [
     "PACKAGE",
+    "PARAMETER_DESCRIPTIONS",
     "SUBSYSTEMS",
     "AgentSlot",
     "BridgeConfig",
@@ -39,6 +43,7 @@ __all__ = [
 
 PACKAGE = "acres_bridge"
 VEHICLES = ("polaris", "maxxum", "auto")
+_CONTROLLER = SpeedControllerParams()
 ParameterValue = bool | int | float | str
 
 
@@ -78,6 +83,7 @@ _NODE_PARAMETERS: dict[str, tuple[str, ...]] = {
         "reconnect_interval_s",
         "step_timeout_s",
         "simulation_control",
+        "can_udp_port",
     ),
     "clock_tf": ("publish_clock",),
     "ins": (),
@@ -85,9 +91,7 @@ _NODE_PARAMETERS: dict[str, tuple[str, ...]] = {
     "episode": (),
     "dbw": ("allow_unfenced_commands",),
     "reset": (),
-    # speed_kp, speed_ki, max_speed_mps and cmd_timeout_s are the maxxum node's own parameters, with
-    # their defaults there (docs/maxxum.md): set them on the node, not on the bridge.
-    "maxxum": ("allow_unfenced_commands",),
+    "maxxum": ("allow_unfenced_commands", "speed_kp", "speed_ki", "max_speed_mps", "cmd_timeout_s"),
     "can": ("allow_unfenced_commands",),
 }
 
@@ -107,6 +111,11 @@ class BridgeConfig:
     frame_prefix: str = ""
     utm_frame: str = "utm"
     allow_unfenced_commands: bool = False
+    can_udp_port: int = 0  # the first Maxxum's CAN transport; 0: the port the simulator announces
+    speed_kp: float = _CONTROLLER.speed_kp
+    speed_ki: float = _CONTROLLER.speed_ki
+    max_speed_mps: float = _CONTROLLER.max_speed_mps
+    cmd_timeout_s: float = DEFAULT_CMD_TIMEOUT_S
     toggles: Mapping[str, bool] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -115,6 +124,20 @@ class BridgeConfig:
         _parse_agents(self.agents)
         if not 0 < self.control_port < 65536:
             raise ValueError(f"control_port must be a TCP port (1..65535); found {self.control_port}")
+        if not 0 <= self.can_udp_port < 65536:
+            raise ValueError(
+                f"can_udp_port must be a UDP port (1..65535), or 0 for the simulator's; found {self.can_udp_port}"
+            )
+        for name in ("reconnect_interval_s", "step_timeout_s", "cmd_timeout_s"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0.0):
+                raise ValueError(f"{name} must be a finite number of seconds > 0; found {value}")
+        try:
+            SpeedControllerParams(
+                speed_kp=self.speed_kp, speed_ki=self.speed_ki, max_speed_mps=self.max_speed_mps
+            )
+        except ValueError as error:
+            raise ValueError(str(error).replace("SpeedControllerParams.", "")) from None
         unknown = set(self.toggles) - {s.name for s in SUBSYSTEMS}
         if unknown:
             raise ValueError(
@@ -154,6 +177,26 @@ class BridgeConfig:
         toggles = {s.name: bool(merged.pop(s.name)) for s in SUBSYSTEMS}
         return cls(toggles=toggles, **merged)
 
+
+PARAMETER_DESCRIPTIONS: dict[str, str] = {
+    "vehicle": "polaris | maxxum | auto (agent 0's vehicle, from the simulator)",
+    "agents": "auto for every agent of the session, or agent indices such as 1 or 0,2",
+    "control_host": "the simulator's address",
+    "control_port": "the simulator's control channel (TCP port)",
+    "reconnect_interval_s": "how often to retry while the simulator is away",
+    "step_timeout_s": "the longest wait for an acknowledged step request",
+    "simulation_control": "serve /step_simulation, /simulate_steps, /reset_simulation, ...",
+    "publish_clock": "publish /clock (false on a second bridge of the same session)",
+    "frame_prefix": "prefix of the vehicle's frames, e.g. polaris2/",
+    "utm_frame": "the frame of the poses",
+    "allow_unfenced_commands": "forward commands without the DDS loopback fence (warns)",
+    "can_udp_port": "the first Maxxum's CAN transport (UDP port, the game's -RlCanUdp=); 0: as the simulator announces",
+    "speed_kp": "Maxxum speed controller: pedal per m/s of speed error",
+    "speed_ki": "Maxxum speed controller: pedal per m of integrated speed error",
+    "max_speed_mps": "Maxxum: the highest speed set point of cmd_vel and speed_cmd",
+    "cmd_timeout_s": "Maxxum: no guidance for this long (simulated time) stops the bridge's commands",
+    **{s.name: f"run the {s.name} node: {s.description} (true | false)" for s in SUBSYSTEMS},
+}
 
 _AUTO = "auto"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")

@@ -175,6 +175,7 @@ class TopicWatch:
     several_publishers: bool = False
     walls: deque[int] = field(default_factory=deque)  # arrivals within the last RATE_WINDOW_S
     recent_sims: deque[int] = field(default_factory=deque)  # simulated times not yet far behind
+    recent_seqs: deque[int | None] = field(default_factory=deque)  # their sequence numbers, if known
 
     @property
     def name(self) -> str:
@@ -206,9 +207,11 @@ class TopicWatch:
         if self.newest_sim_ns is None or sim_ns > self.newest_sim_ns:
             self.newest_sim_ns = sim_ns
         self.recent_sims.append(sim_ns)
+        self.recent_seqs.append(None if self.several_publishers else seq)
         horizon = sim_ns - int(_HORIZON_S * NS_PER_S)
         while self.recent_sims and self.recent_sims[0] < horizon:
             self.recent_sims.popleft()
+            self.recent_seqs.popleft()
 
     def _count_seq(self, seq: int | None) -> None:
         if seq is None or self.several_publishers:
@@ -241,15 +244,23 @@ class TopicWatch:
         return (len(self.walls) - 1) * NS_PER_S / (self.walls[-1] - self.walls[0])
 
     def sim_rate_hz(self, clock_ns: int | None) -> float | None:
-        """Messages per simulated second over the RATE_WINDOW_S of simulated time that ends with the
-        newest message (from the first one on); None before half a window has passed."""
+        """Messages published per simulated second over the RATE_WINDOW_S of simulated time that ends
+        with the newest message (from the first one on); None before half a window has passed.
+
+        Published, not received: with one publisher, the sequence numbers of the messages received in
+        the window count those this reader lost between them too (its own loss is shown apart)."""
         end = self._judged_end(clock_ns)
         if end is None or self.first_sim_ns is None:
             return None
         start = max(end - int(RATE_WINDOW_S * NS_PER_S), self.first_sim_ns)
         if end - start < int(RATE_WINDOW_S * NS_PER_S) // 2:
             return None
-        return sum(1 for t in self.recent_sims if start <= t < end) * NS_PER_S / (end - start)
+        in_window = [q for t, q in zip(self.recent_sims, self.recent_seqs, strict=True) if start <= t < end]
+        numbered = [q for q in in_window if q is not None]
+        count = len(in_window)
+        if len(numbered) == count >= 2 and not self.several_publishers:
+            count = numbered[-1] - numbered[0] + 1  # one publisher: its numbers increase
+        return count * NS_PER_S / (end - start)
 
     def verdict(self, clock_ns: int | None, skips: SimulatorSkips | None = None) -> Verdict:
         """Whether every message due from the first one to the newest was published (received, or

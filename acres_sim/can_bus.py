@@ -27,10 +27,15 @@ _DATAGRAM_BYTES = 65536
 class CanPort:
     """The UDP socket of one Maxxum's CAN bus."""
 
-    def __init__(self, host: str, agent: int) -> None:
+    def __init__(self, host: str, agent: int, *, port: int = 0) -> None:
+        """Bind `port` on `host`, or a port of the system's choice with 0."""
         self.agent = agent
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind((host, 0))
+        try:
+            self.sock.bind((host, port))
+        except OSError:
+            self.sock.close()
+            raise
         self.sock.setblocking(False)
         self.port: int = self.sock.getsockname()[1]
         self._peer: tuple[str, int] | None = None

@@ -76,6 +76,8 @@ def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         parser.error("--seed must be in 0 .. 2^32-1")
     if not 0 <= args.agent_ports <= 65535 - 2 * MAX_AGENT_PORTS:
         parser.error(f"--agent-ports must be 0 or a port that leaves room for {MAX_AGENT_PORTS} ports")
+    if not 0 <= args.can_udp_port <= 65535:
+        parser.error("--can-udp-port must be 0 or a UDP port (1 .. 65535)")
     if not 0.1 <= args.pace_report_s <= 3600.0:
         parser.error("--pace-report-s must be in 0.1 .. 3600 s")
     if args.episode_log is not None and args.episode_log.exists():
@@ -119,6 +121,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="BASE",
         help="agent i's sensor and vehicle channels on BASE + 2i and BASE + 2i + 1 "
         "(default: ports of the system's choice)",
+    )
+    parser.add_argument(
+        "--can-udp-port",
+        type=int,
+        default=0,
+        metavar="PORT",
+        help="the first Maxxum's CAN bus on this UDP port, left out of HELLO as the game's -RlCanUdp= "
+        "(the bridge then needs can_udp_port:=PORT); default: a port of the system's choice, announced",
     )
     parser.add_argument("--map", default=DEFAULT_MAP, help=f"map name (default {DEFAULT_MAP})")
     parser.add_argument("--core", action="store_true", help="an ACRES Core session (source core)")
@@ -188,6 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             host=args.host,
             port=args.port,
             agent_ports=args.agent_ports,
+            can_udp_port=args.can_udp_port,
             observers=observers,
             pace_report_s=args.pace_report_s,
         )

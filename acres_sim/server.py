@@ -213,12 +213,17 @@ class SimServer:
         host: str = "127.0.0.1",
         port: int = 47100,
         agent_ports: int = 0,
+        can_udp_port: int = 0,
         observers: Sequence[StepObserver] = (),
         pace_report_s: float = REPORT_INTERVAL_S,
     ) -> None:
         """Listen on `host`: the control channel on `port`, each agent's sensor and vehicle channels
         on ports of the system's choice, or with `agent_ports` > 0 on agent_ports + 2 i and
         agent_ports + 2 i + 1 for agent i (fixed ports, for a firewall or an SSH tunnel).
+
+        Each Maxxum's CAN bus is a UDP port of the system's choice, announced in HELLO; with
+        `can_udp_port` > 0 the first Maxxum's is that port and HELLO leaves it out, as the game's
+        -RlCanUdp= does: the bridge is then told it by its can_udp_port parameter.
 
         Each of `observers` sees every step the world makes (after its data is queued for the
         bridge) and every change of the episode, and is closed when the server closes: the
@@ -237,14 +242,18 @@ class SimServer:
         self.control_port = self._listen(host, port, "control", 0)
         agents = []
         self._can: dict[int, CanPort] = {}
+        announced: set[int] = set()
         for index, name in enumerate(world.agent_names):
             base = agent_ports + 2 * index if agent_ports > 0 else 0
             sensor_port = self._listen(host, base, "sensor", index)
             vehicle_port = self._listen(host, base + 1 if base else 0, "vehicle", index)
             vehicle = world.agent(index).vehicle
             if vehicle is VehicleKind.MAXXUM:
-                can = self._can[index] = CanPort(host, index)
+                fixed = can_udp_port if can_udp_port and not self._can else 0
+                can = self._can[index] = CanPort(host, index, port=fixed)
                 self._selector.register(can.sock, selectors.EVENT_READ, can)
+                if not fixed:
+                    announced.add(index)
             agents.append(
                 AgentEntry(
                     index=index,
@@ -252,7 +261,7 @@ class SimServer:
                     vehicle=str(vehicle),
                     sensor_port=sensor_port,
                     vehicle_port=vehicle_port,
-                    can_port=self._can[index].port if index in self._can else 0,
+                    can_port=self._can[index].port if index in announced else 0,
                 )
             )
         self.hello = Hello(

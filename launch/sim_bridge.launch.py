@@ -18,23 +18,56 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import ComposableNodeContainer, Node
 from launch_ros.descriptions import ComposableNode
 
-from acres_bridge.plan import BridgeConfig, plan_bridge
+from acres_bridge.plan import PARAMETER_DESCRIPTIONS, BridgeConfig, plan_bridge
 from launch import LaunchContext, LaunchDescription
 
 
-def _typed(text: str, default: Any) -> Any:
+_LAUNCH_ONLY = ("namespace",)
+# What `ros2 launch --launch-prefix` and `--launch-prefix-filter` add to the arguments.
+_ROS2_LAUNCH_OPTIONS = ("launch-prefix", "launch-prefix-filter")
+
+
+class LaunchArgumentError(ValueError):
+    """A launch argument this file does not know, or one whose value it cannot take."""
+
+
+def _typed(name: str, text: str, default: Any) -> Any:
+    """The value of launch argument `name` as the type of its default; the error names the argument."""
     if isinstance(default, bool):
         if text.lower() not in ("true", "false"):
-            raise ValueError(f"expected true or false, found {text!r}")
+            raise LaunchArgumentError(f"launch argument {name}: expected true or false, found {text!r}")
         return text.lower() == "true"
-    return type(default)(text)
+    try:
+        return type(default)(text)
+    except ValueError:
+        kind = "an integer" if isinstance(default, int) else "a number" if isinstance(default, float) else "text"
+        raise LaunchArgumentError(f"launch argument {name}: expected {kind}, found {text!r}") from None
+
+
+def _refuse_unknown(argv: list[str], known: set[str]) -> None:
+    """Refuse a name:=value of the command line that is no argument of this file (launch ignores it)."""
+    given = [arg.split(":=", 1)[0] for arg in argv if ":=" in arg]
+    unknown = sorted({name for name in given if name not in known and name not in _ROS2_LAUNCH_OPTIONS})
+    if unknown:
+        raise LaunchArgumentError(
+            f"unknown launch argument {', '.join(unknown)}; sim_bridge.launch.py takes "
+            f"{', '.join(sorted(known))} (ros2 launch acres_bridge sim_bridge.launch.py --show-args)"
+        )
 
 
 def _bridge(context: LaunchContext) -> list[Any]:
+    """The bridge's processes, or LaunchArgumentError before any of them starts."""
     defaults = BridgeConfig.parameter_defaults()
-    values = {name: _typed(LaunchConfiguration(name).perform(context), d) for name, d in defaults.items()}
+    _refuse_unknown(list(context.argv), {*defaults, *_LAUNCH_ONLY})
+    values = {
+        name: _typed(name, LaunchConfiguration(name).perform(context), default)
+        for name, default in defaults.items()
+    }
     namespace = LaunchConfiguration("namespace").perform(context)
-    config = BridgeConfig.from_parameters(values)
+    try:
+        config = BridgeConfig.from_parameters(values)
+    except ValueError as error:
+        raise LaunchArgumentError(f"launch argument {error}") from None
     if config.vehicle == "auto" or config.agents != "0":
         return [
             Node(
@@ -70,9 +103,13 @@ def _bridge(context: LaunchContext) -> list[Any]:
 def generate_launch_description() -> LaunchDescription:
     arguments = [
         DeclareLaunchArgument(
-            name, default_value=str(default).lower() if isinstance(default, bool) else str(default)
+            name,
+            default_value=str(default).lower() if isinstance(default, bool) else str(default),
+            description=PARAMETER_DESCRIPTIONS[name],
         )
         for name, default in BridgeConfig.parameter_defaults().items()
     ]
-    arguments.append(DeclareLaunchArgument("namespace", default_value=""))
+    arguments.append(
+        DeclareLaunchArgument("namespace", default_value="", description="the namespace of the bridge's nodes")
+    )
     return LaunchDescription([*arguments, OpaqueFunction(function=_bridge)])

@@ -9,6 +9,7 @@ import yaml
 
 from acres_bridge.container.registry import find_component
 from acres_bridge.plan import (
+    PARAMETER_DESCRIPTIONS,
     SUBSYSTEMS,
     BridgeConfig,
     SessionAgent,
@@ -85,6 +86,11 @@ def test_auto_plans_the_ingest_until_the_session_names_the_vehicle() -> None:
         ({"ins": "yes"}, "parameter ins must be bool; found 'yes'"),
         ({"publish_clock": 1}, "parameter publish_clock must be bool; found 1"),
         ({"perception_rate": 10}, r"unknown bridge parameters \['perception_rate'\]"),
+        ({"can_udp_port": 70000}, r"can_udp_port must be a UDP port \(1..65535\), or 0 for the simulator's"),
+        ({"speed_kp": -1.0}, "speed_kp: expected a finite value >= 0, got -1.0"),
+        ({"max_speed_mps": 0.0}, "max_speed_mps: expected a finite value > 0, got 0.0"),
+        ({"cmd_timeout_s": float("nan")}, "cmd_timeout_s must be a finite number of seconds > 0; found nan"),
+        ({"step_timeout_s": 0.0}, "step_timeout_s must be a finite number of seconds > 0; found 0.0"),
     ],
 )
 def test_bad_parameters_are_refused_with_the_reason(values: dict[str, object], message: str) -> None:
@@ -99,6 +105,25 @@ def test_an_integer_is_taken_for_a_float_parameter() -> None:
 def test_the_parameter_file_shows_every_parameter_with_its_default() -> None:
     values = yaml.safe_load(PARAMS_FILE.read_text())["sim_bridge"]["ros__parameters"]
     assert values == BridgeConfig.parameter_defaults()
+
+
+def test_every_parameter_has_a_description_for_the_launch_arguments() -> None:
+    assert set(PARAMETER_DESCRIPTIONS) == set(BridgeConfig.parameter_defaults())
+
+
+def test_the_speed_controller_and_the_can_port_reach_the_nodes_that_use_them() -> None:
+    config = BridgeConfig.from_parameters(
+        {"vehicle": "maxxum", "speed_kp": 0.8, "speed_ki": 0.2, "max_speed_mps": 5.0, "cmd_timeout_s": 1.0,
+         "can_udp_port": 47190}
+    )
+    nodes = {p.subsystem: p.parameters for p in plan_bridge(config)}
+    assert nodes["ingest"]["can_udp_port"] == 47190
+    maxxum = nodes["maxxum"]
+    assert (maxxum["speed_kp"], maxxum["speed_ki"], maxxum["max_speed_mps"], maxxum["cmd_timeout_s"]) == (
+        0.8, 0.2, 5.0, 1.0
+    )
+    assert "speed_kp" not in nodes["ins"]
+
 
 
 # ---- several agents --------------------------------------------------------------------------------

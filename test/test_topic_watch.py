@@ -145,6 +145,17 @@ def test_messages_published_but_lost_to_the_reader_are_noted_not_blamed() -> Non
     assert watch.unreceived == 3
 
 
+def test_the_simulated_rate_is_what_was_published_not_what_this_reader_kept() -> None:
+    numbered, unnumbered = watch_of("/vehicle/odom"), watch_of("/vehicle/odom")
+    for k in range(500):
+        if k % 5:  # the reader lost one in five
+            numbered.record(wall_ns=k * NS // 100, sim_ns=k * NS // 100, seq=k + 1)
+            unnumbered.record(wall_ns=k * NS // 100, sim_ns=k * NS // 100)
+    clock = 499 * NS // 100
+    assert numbered.sim_rate_hz(clock) == pytest.approx(100.0, abs=1.0)
+    assert unnumbered.sim_rate_hz(clock) == pytest.approx(80.0, abs=1.0)
+
+
 def test_both_at_once() -> None:
     watch = watch_of("/vehicle/odom")
     seq = 0

@@ -52,13 +52,24 @@ from acres_bridge.wire.frames import Frame
 from acres_bridge.wire.maxxum import MaxxumCommand, MaxxumObservation
 from acres_bridge.wire.perception import CameraImage, LidarScan
 
-__all__ = ["LinkCounters", "LinkListener", "SimulatorLink", "StepOutcome", "receive_into"]
+__all__ = ["LinkCounters", "LinkListener", "SimulatorLink", "StepOutcome", "can_ports", "receive_into"]
 
 _log = logging.getLogger("acres_bridge.ingest")
 _RECV_BYTES = 4 * 1024 * 1024
 # How long a lockstep step waits, after its TCP streams are marked, for the CAN barrier of its
 # last step: UDP may lose that datagram, and a lost one must not hold the step until its timeout.
 CAN_MARK_WAIT_S = 0.5
+
+
+def can_ports(hello: Hello, can_udp_port: int = 0) -> dict[int, int]:
+    """The CAN port of each agent that has one: as HELLO announces it, except that a nonzero
+    `can_udp_port` (the bridge's parameter, the game's -RlCanUdp=) is the first Maxxum's, announced or not."""
+    ports = {agent.index: agent.can_port for agent in hello.agents if agent.can_port}
+    if can_udp_port:
+        first_maxxum = next((agent.index for agent in hello.agents if agent.vehicle == "maxxum"), None)
+        if first_maxxum is not None:
+            ports[first_maxxum] = can_udp_port
+    return ports
 
 
 def receive_into(sock: socket.socket, reader: FrameReader, buffer: memoryview) -> int:
@@ -172,11 +183,13 @@ class SimulatorLink:
         listener: LinkListener,
         reconnect_interval_s: float = 0.5,
         connect_timeout_s: float = 2.0,
+        can_udp_port: int = 0,
         logger: Logger = _log,
     ) -> None:
         self._log = logger
         self._host = host
         self._port = port
+        self._can_udp_port = can_udp_port
         self._listener = listener
         self._reconnect_interval_s = reconnect_interval_s
         self._connect_timeout_s = connect_timeout_s
@@ -419,18 +432,15 @@ class SimulatorLink:
         return True
 
     def _open_can(self, hello: Hello) -> None:
-        """A CAN channel for each agent with a can_port; one that cannot be opened is logged and left out."""
+        """A CAN channel for each agent with a CAN port; one that cannot be opened is logged and left out."""
         channels: dict[int, CanChannel] = {}
-        for agent in hello.agents:
-            if agent.can_port == 0:
-                continue
+        for index, port in can_ports(hello, self._can_udp_port).items():
             try:
-                channels[agent.index] = CanChannel(agent=agent.index, host=self._host, port=agent.can_port)
+                channels[index] = CanChannel(agent=index, host=self._host, port=port)
             except OSError as error:
                 self._warn.warning(
-                    f"can/{agent.index}",
-                    f"the CAN transport of agent {agent.index} ({self._host}:{agent.can_port}) "
-                    f"could not be opened: {error}",
+                    f"can/{index}",
+                    f"the CAN transport of agent {index} ({self._host}:{port}) could not be opened: {error}",
                 )
         with self._can_marked:
             self._can = channels

@@ -106,6 +106,9 @@ class IngestNode(Node):
         reconnect_s = self.declare_parameter("reconnect_interval_s", 0.5).value
         step_timeout_s = self.declare_parameter("step_timeout_s", 60.0).value
         serve_control = self.declare_parameter("simulation_control", True).value
+        can_udp_port = int(self.declare_parameter("can_udp_port", 0).value)
+        if not 0 <= can_udp_port < 65536:
+            raise ValueError(f"parameter can_udp_port must be a UDP port or 0; found {can_udp_port}")
         namespace = self.get_namespace()
         self._namespace = namespace
         self._bus = bus
@@ -132,6 +135,7 @@ class IngestNode(Node):
             port=int(port),
             listener=self,
             reconnect_interval_s=float(reconnect_s),
+            can_udp_port=can_udp_port,
             logger=self.get_logger(),
         )
         self.control = (

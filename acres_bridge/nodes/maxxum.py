@@ -42,6 +42,7 @@ from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.nodes.command_fence import CommandFence
 from acres_bridge.nodes.speed_controller import (
     CONTROL_RATE_HZ,
+    DEFAULT_CMD_TIMEOUT_S,
     FULL_BRAKE,
     Drive,
     PiState,
@@ -53,12 +54,11 @@ from acres_bridge.wire.maxxum import MaxxumCommand, MaxxumObservation
 
 __all__ = ["DEFAULT_CMD_TIMEOUT_S", "DEFAULT_MAX_SPEED_MPS", "Maxxum", "due_at"]
 
-DEFAULT_MAX_SPEED_MPS: Final = 11.0  # the Maxxum's top speed, 40 km/h
-DEFAULT_CMD_TIMEOUT_S: Final = 0.5
 _NS_PER_S: Final = 1_000_000_000
 _SPEEDS_KEPT: Final = 16  # INS samples kept for the ticks: 0.16 s at 100 Hz
 _LOG_THROTTLE_S: Final = 1.0
 _DEFAULTS: Final = SpeedControllerParams()
+DEFAULT_MAX_SPEED_MPS: Final = _DEFAULTS.max_speed_mps  # the Maxxum's top speed, 40 km/h
 T = TypeVar("T")
 Guidance = tuple[float | None, float | None]  # (speed set point m/s, curvature 1/m); None: unchanged
 

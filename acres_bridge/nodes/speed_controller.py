@@ -23,6 +23,7 @@ from typing import Final
 
 __all__ = [
     "CONTROL_RATE_HZ",
+    "DEFAULT_CMD_TIMEOUT_S",
     "STOP_SPEED_MPS",
     "Drive",
     "PiState",
@@ -32,6 +33,7 @@ __all__ = [
 
 CONTROL_RATE_HZ: Final = 20  # the spec's 20 Hz of simulation time
 STOP_SPEED_MPS: Final = 0.05  # below this set point the controller applies the full brake
+DEFAULT_CMD_TIMEOUT_S: Final = 0.5  # the spec's cmd_timeout_s: no guidance for this long stops the commands
 
 
 def _clamp(value: float, low: float, high: float) -> float:
@@ -48,7 +50,7 @@ class SpeedControllerParams:
 
     speed_kp: float = 1.0
     speed_ki: float = 0.5
-    max_speed_mps: float = 11.0
+    max_speed_mps: float = 11.0  # the Maxxum's top speed, 40 km/h
     stop_speed_mps: float = STOP_SPEED_MPS
     period_s: float = 1.0 / CONTROL_RATE_HZ
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 import pytest
 from convert.test_maxxum import OBSERVATION
 
-from acres_bridge.ingest.link import CAN_MARK_WAIT_S, SimulatorLink
+from acres_bridge.ingest.link import CAN_MARK_WAIT_S, SimulatorLink, can_ports
 from acres_bridge.wire import (
     PROTOCOL_VERSION,
     AgentEntry,
@@ -43,6 +43,17 @@ COMMAND = MaxxumCommand(
     pto_on=False,
     difflock=Difflock.OPEN,
 )
+_HELLO = Hello(
+    protocol_version=PROTOCOL_VERSION,
+    simulator="scripted",
+    session_start_utc="20261002T072309",
+    map="V03ACRE",
+    source="unreal",
+    lockstep=True,
+    seed=7,
+    physics_hz=120,
+    agents=(),
+)
 GROUP = tuple(
     CanFrame(can_id=0x0CF00400 + i, data=bytes(8), dlc=8, stamp_ns=100_000_000, step=12) for i in range(13)
 )
@@ -66,7 +77,8 @@ class MaxxumRecorder(Recorder):
 class ScriptedMaxxum:
     """One Maxxum agent: control and vehicle channels over TCP, the CAN transport over UDP."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, announce_can: bool = True) -> None:
+        self.announce_can = announce_can  # False: HELLO says no CAN port, as the game's -RlCanUdp=
         self.control = self._listen()
         self.vehicle = self._listen()
         self.can = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -98,19 +110,9 @@ class ScriptedMaxxum:
             vehicle="maxxum",
             sensor_port=0,
             vehicle_port=self.vehicle.getsockname()[1],
-            can_port=self.can.getsockname()[1],
+            can_port=self.can.getsockname()[1] if self.announce_can else 0,
         )
-        return Hello(
-            protocol_version=PROTOCOL_VERSION,
-            simulator="scripted",
-            session_start_utc="20261002T072309",
-            map="V03ACRE",
-            source="unreal",
-            lockstep=True,
-            seed=7,
-            physics_hz=120,
-            agents=(agent,),
-        )
+        return replace(_HELLO, agents=(agent,))
 
     def _serve(self) -> None:
         try:
@@ -203,6 +205,41 @@ def session() -> Iterator[Session]:
     finally:
         link.stop()
         simulator.close()
+
+
+def test_the_can_udp_port_parameter_opens_a_can_transport_that_hello_does_not_announce() -> None:
+    simulator = ScriptedMaxxum(announce_can=False)
+    link = SimulatorLink(
+        host="127.0.0.1",
+        port=simulator.port,
+        listener=MaxxumRecorder(),
+        reconnect_interval_s=0.05,
+        can_udp_port=simulator.can.getsockname()[1],
+    )
+    link.start()
+    try:
+        assert link.wait_connected(TIMEOUT)
+        simulator.wait_ready()
+        wait_for(lambda: simulator.datagrams, "the opening barrier on the given CAN port")
+        assert is_barrier(simulator.datagrams[0][0])
+    finally:
+        link.stop()
+        simulator.close()
+
+
+def test_the_can_udp_port_is_the_first_maxxums_and_the_others_keep_their_announced_ports() -> None:
+    def agent(index: int, vehicle: str, can_port: int) -> AgentEntry:
+        return AgentEntry(
+            index=index, name=f"a{index}", vehicle=vehicle, sensor_port=0, vehicle_port=1, can_port=can_port
+        )
+
+    hello = replace(
+        _HELLO,
+        agents=(agent(0, "polaris", 0), agent(1, "maxxum", 0), agent(2, "maxxum", 47002)),
+    )
+    assert can_ports(hello) == {2: 47002}
+    assert can_ports(hello, 47190) == {1: 47190, 2: 47002}
+    assert can_ports(replace(hello, agents=hello.agents[:1]), 47190) == {}
 
 
 def observation(step: int) -> MaxxumObservation:

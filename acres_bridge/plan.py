@@ -126,7 +126,8 @@ class BridgeConfig:
             raise ValueError(f"control_port must be a TCP port (1..65535); found {self.control_port}")
         if not 0 <= self.can_udp_port < 65536:
             raise ValueError(
-                f"can_udp_port must be a UDP port (1..65535), or 0 for the simulator's; found {self.can_udp_port}"
+                "can_udp_port must be a UDP port (1..65535), or 0 for the simulator's; "
+                f"found {self.can_udp_port}"
             )
         for name in ("reconnect_interval_s", "step_timeout_s", "cmd_timeout_s"):
             value = getattr(self, name)
@@ -190,7 +191,8 @@ PARAMETER_DESCRIPTIONS: dict[str, str] = {
     "frame_prefix": "prefix of the vehicle's frames, e.g. polaris2/",
     "utm_frame": "the frame of the poses",
     "allow_unfenced_commands": "forward commands without the DDS loopback fence (warns)",
-    "can_udp_port": "the first Maxxum's CAN transport (UDP port, the game's -RlCanUdp=); 0: as the simulator announces",
+    "can_udp_port": "the first Maxxum's CAN transport (UDP port, the game's -RlCanUdp=); "
+    "0: the port the simulator announces",
     "speed_kp": "Maxxum speed controller: pedal per m/s of speed error",
     "speed_ki": "Maxxum speed controller: pedal per m of integrated speed error",
     "max_speed_mps": "Maxxum: the highest speed set point of cmd_vel and speed_cmd",

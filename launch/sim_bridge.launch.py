@@ -21,7 +21,6 @@ from launch_ros.descriptions import ComposableNode
 from acres_bridge.plan import PARAMETER_DESCRIPTIONS, BridgeConfig, plan_bridge
 from launch import LaunchContext, LaunchDescription
 
-
 _LAUNCH_ONLY = ("namespace",)
 # What `ros2 launch --launch-prefix` and `--launch-prefix-filter` add to the arguments.
 _ROS2_LAUNCH_OPTIONS = ("launch-prefix", "launch-prefix-filter")
@@ -40,7 +39,9 @@ def _typed(name: str, text: str, default: Any) -> Any:
     try:
         return type(default)(text)
     except ValueError:
-        kind = "an integer" if isinstance(default, int) else "a number" if isinstance(default, float) else "text"
+        kind = (
+            "an integer" if isinstance(default, int) else "a number" if isinstance(default, float) else "text"
+        )
         raise LaunchArgumentError(f"launch argument {name}: expected {kind}, found {text!r}") from None
 
 
@@ -110,6 +111,8 @@ def generate_launch_description() -> LaunchDescription:
         for name, default in BridgeConfig.parameter_defaults().items()
     ]
     arguments.append(
-        DeclareLaunchArgument("namespace", default_value="", description="the namespace of the bridge's nodes")
+        DeclareLaunchArgument(
+            "namespace", default_value="", description="the namespace of the bridge's nodes"
+        )
     )
     return LaunchDescription([*arguments, OpaqueFunction(function=_bridge)])

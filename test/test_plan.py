@@ -113,17 +113,25 @@ def test_every_parameter_has_a_description_for_the_launch_arguments() -> None:
 
 def test_the_speed_controller_and_the_can_port_reach_the_nodes_that_use_them() -> None:
     config = BridgeConfig.from_parameters(
-        {"vehicle": "maxxum", "speed_kp": 0.8, "speed_ki": 0.2, "max_speed_mps": 5.0, "cmd_timeout_s": 1.0,
-         "can_udp_port": 47190}
+        {
+            "vehicle": "maxxum",
+            "speed_kp": 0.8,
+            "speed_ki": 0.2,
+            "max_speed_mps": 5.0,
+            "cmd_timeout_s": 1.0,
+            "can_udp_port": 47190,
+        }
     )
     nodes = {p.subsystem: p.parameters for p in plan_bridge(config)}
     assert nodes["ingest"]["can_udp_port"] == 47190
     maxxum = nodes["maxxum"]
     assert (maxxum["speed_kp"], maxxum["speed_ki"], maxxum["max_speed_mps"], maxxum["cmd_timeout_s"]) == (
-        0.8, 0.2, 5.0, 1.0
+        0.8,
+        0.2,
+        5.0,
+        1.0,
     )
     assert "speed_kp" not in nodes["ins"]
-
 
 
 # ---- several agents --------------------------------------------------------------------------------

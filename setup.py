@@ -11,6 +11,9 @@ def data_files() -> list[tuple[str, list[str]]]:
     """Files that ROS tools find through the share directory of the package."""
     files = [
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        # `ros2 component types` lists what this index names: plugin;module:class (a Python target,
+        # where rclcpp writes a library path; only acres_bridge's component_container loads these).
+        ("share/ament_index/resource_index/rclcpp_components", [f"resource/rclcpp_components/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
     ]
     for folder, pattern in (("launch", "*.launch.py"), ("params", "*.yaml"), ("msg_profiles", "*.yaml")):

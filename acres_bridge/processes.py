@@ -31,6 +31,7 @@ __all__ = [
     "bridge_command",
     "describe_exit",
     "free_port",
+    "free_udp_port",
     "localhost_environment",
     "simulator_command",
 ]
@@ -46,6 +47,14 @@ _POLL_S = 0.05
 def free_port() -> int:
     """A TCP port on loopback that nothing listens on now."""
     with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def free_udp_port() -> int:
+    """A UDP port on loopback that nothing is bound to now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port

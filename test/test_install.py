@@ -27,3 +27,14 @@ def test_the_venv_is_an_ament_prefix_with_the_package() -> None:
     assert (PREFIX / "share" / "acres_bridge" / "launch" / "sim_bridge.launch.py").exists()
     # activating the venv makes it an ament prefix (make exports the same for its commands)
     assert "export AMENT_PREFIX_PATH=" in (PREFIX / "bin" / "activate").read_text()
+
+
+def test_the_ament_index_lists_every_node_class_for_ros2_component_types() -> None:
+    index = PREFIX / "share" / "ament_index" / "resource_index" / "rclcpp_components" / "acres_bridge"
+    listed = dict(line.split(";") for line in index.read_text().splitlines())
+    registered = {
+        ep.name: ep.value
+        for ep in distribution("acres_bridge").entry_points
+        if ep.group == "acres_bridge.components"
+    }
+    assert listed == registered

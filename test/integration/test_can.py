@@ -8,7 +8,6 @@ acres_sim.j1939 to what the other topics show at the same step.
 from __future__ import annotations
 
 import json
-import socket
 from collections import Counter
 from typing import Any
 
@@ -18,6 +17,7 @@ from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 from std_msgs.msg import Float32
 
 from acres_bridge.convert.can import frame_message
+from acres_bridge.processes import free_udp_port
 from acres_bridge.wire.can import BARRIER_ID, CanFrame
 from acres_sim import j1939
 
@@ -190,17 +190,10 @@ def test_the_curvature_reaches_the_tractor_within_its_limits(
     assert steer_command(bus) == pytest.approx(expected, abs=1e-4)
 
 
-def _free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def test_with_can_udp_port_the_bridge_uses_a_can_transport_the_simulator_does_not_announce(
     processes: Processes, ros: Ros
 ) -> None:
-    port, can_port = free_port(), _free_udp_port()
+    port, can_port = free_port(), free_udp_port()
     processes.simulator(port, "--vehicle", "maxxum", "--can-udp-port", str(can_port))
     processes.bridge(port, vehicle="maxxum", can_udp_port=can_port)
     bus = Bus(ros)

@@ -16,7 +16,6 @@ from ament_index_python.packages import get_package_share_directory
 from integration.conftest import START_UTC, Ros
 from launch.actions import ExecuteProcess, IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
-
 from simulation_interfaces.msg import SimulationState
 from simulation_interfaces.srv import GetSimulationState
 

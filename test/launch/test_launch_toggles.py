@@ -16,7 +16,6 @@ import launch_testing.actions
 import launch_testing.asserts
 import pytest
 from integration.conftest import Ros
-from launch import LaunchDescription
 from launch_common import (
     BRIDGE_TOPICS,
     SUBSYSTEM_NODES,
@@ -29,6 +28,7 @@ from launch_common import (
 )
 
 from acres_bridge.processes import free_port
+from launch import LaunchDescription
 
 CASES = [
     ("polaris", None),
@@ -79,28 +79,28 @@ class TestToggles(unittest.TestCase):
         gone = owned.get(toggle, ()) if toggle else ()
         if toggle == "ingest":  # no connection: no simulation services, nothing to publish
             ros.spin_for(1.0)
-            self.assertNotIn("ingest", _node_names(ros))
+            assert "ingest" not in _node_names(ros)
             services = {name for name, _ in ros.node.get_service_names_and_types()}
-            self.assertNotIn("/step_simulation", services)
-            self.assertTrue(all(ros.node.count_publishers(t) == 1 for t in published))
+            assert "/step_simulation" not in services
+            assert all(ros.node.count_publishers(t) == 1 for t in published)
             return
         others = [t for t in published if t not in gone]
         step_until_each_has(ros, collected, others)
-        self.assertNotIn(toggle, _node_names(ros))
+        assert toggle not in _node_names(ros)
         for topic in gone:
             if topic in published:
-                self.assertEqual(ros.node.count_publishers(topic), 0, topic)
-                self.assertEqual(collected[topic], [], topic)
+                assert ros.node.count_publishers(topic) == 0, topic
+                assert collected[topic] == [], topic
             else:
-                self.assertEqual(ros.node.count_subscribers(topic), 0, topic)
+                assert ros.node.count_subscribers(topic) == 0, topic
         for subsystem, topics in owned.items():
             if subsystem == toggle:
                 continue
             for topic in topics:
                 if topic in published:
-                    self.assertTrue(collected[topic], f"{topic} has no data")
+                    assert collected[topic], f"{topic} has no data"
                 else:
-                    self.assertEqual(ros.node.count_subscribers(topic), 1, f"{topic} has no subscriber")
+                    assert ros.node.count_subscribers(topic) == 1, f"{topic} has no subscriber"
 
 
 @launch_testing.post_shutdown_test()

@@ -518,6 +518,8 @@ class SimServer:
             return
         self._await_commands(request.command_seqs)
         for _ in range(request.steps):
+            if self._stopping:  # SIGINT or SIGTERM mid-request: end now; closing tells the bridge
+                return
             self._emit(world.advance())
             if any(len(c.out) > _FLUSH_BYTES for c in self._connections):
                 self._flush_all()

@@ -1,5 +1,6 @@
 """SIGINT and SIGTERM end the bridge cleanly whatever it is doing: exit status 0, every node
-unloaded, no traceback, and not by the last-resort deadline (which would say so)."""
+unloaded, no traceback, and not by the last-resort deadline (which would say so). The simulator
+likewise ends in the middle of a long step request. (`ros2 launch` and SIGINT: test_ros2_cli.)"""
 
 from __future__ import annotations
 
@@ -76,3 +77,24 @@ def test_a_bridge_in_the_middle_of_a_long_step_request_ends_cleanly(
     client.call_async(StepSimulation.Request(steps=24_000))  # 200 simulated seconds: seconds of work
     ros.wait_until(lambda: len(received) > 50, "the request's first steps")
     assert_clean(bridge, *stop(bridge, signum))
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: s.name)
+def test_the_simulator_in_the_middle_of_a_long_step_request_ends_cleanly(
+    processes: Processes, ros: Ros, signum: signal.Signals
+) -> None:
+    port = free_port()
+    simulator = processes.simulator(port)
+    processes.bridge(port)
+    received = ros.collect(Clock, "/clock", 100)
+    client = ros.node.create_client(StepSimulation, "/step_simulation")
+    ros.wait_until(client.service_is_ready, "/step_simulation")
+    answer = client.call_async(StepSimulation.Request(steps=240_000))  # 2000 simulated seconds
+    ros.wait_until(lambda: len(received) > 50, "the request's first steps")
+    code, seconds = stop(simulator, signum)
+    assert code == 0, simulator.output
+    assert "Traceback" not in simulator.output
+    assert seconds < 30.0, f"took {seconds:.1f} s"  # the request alone would take minutes
+    # the bridge answers the request: the simulator went away before it was done
+    ros.wait_until(answer.done, "the answer of the interrupted request")
+    assert answer.result().result.result != 1

@@ -23,6 +23,7 @@ pytest.importorskip("launch_ros", reason="launch_ros is not installed (make test
 from std_msgs.msg import Bool
 
 from acres_bridge.msg_profiles import Direction, load_profiles
+from acres_bridge.plan import BridgeConfig
 from acres_bridge.processes import ChildProcess, localhost_environment
 
 from .conftest import TIMEOUT_S, Processes, Ros, free_port, wait_for_line
@@ -216,6 +217,12 @@ def test_node_list_pkg_executables_and_interfaces(cli_ros: Ros) -> None:
         interfaces = ok("interface", "package", package).split()
         assert interfaces, package
         assert ok("interface", "show", interfaces[0]).strip()
+
+
+def test_show_args_lists_every_parameter_of_the_bridge() -> None:
+    shown = ok("launch", "acres_bridge", "sim_bridge.launch.py", "--show-args")
+    for name in (*BridgeConfig.parameter_defaults(), "namespace"):
+        assert f"'{name}':" in shown
 
 
 @pytest.mark.parametrize(

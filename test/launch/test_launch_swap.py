@@ -9,6 +9,11 @@ its 20 Hz with its covariance floor, and the bridge's own INS topics are gone.
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("launch_testing", reason="launch_testing is not installed (make test ROS2_WHEELS=DIR)")
+pytest.importorskip("launch_ros", reason="launch_ros is not installed (make test ROS2_WHEELS=DIR)")
+
 import itertools
 import sys
 import tempfile
@@ -19,7 +24,6 @@ from typing import Any
 import launch_testing
 import launch_testing.actions
 import launch_testing.asserts
-import pytest
 from integration.conftest import Ros
 from launch.actions import SetEnvironmentVariable
 from launch_common import TIMEOUT_S, bridge_launch, simulator_process, wait_connected

@@ -8,13 +8,17 @@ After the launch ends, every process has exited with 0.
 
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("launch_testing", reason="launch_testing is not installed (make test ROS2_WHEELS=DIR)")
+pytest.importorskip("launch_ros", reason="launch_ros is not installed (make test ROS2_WHEELS=DIR)")
+
 import unittest
 from typing import Any
 
 import launch_testing
 import launch_testing.actions
 import launch_testing.asserts
-import pytest
 from integration.conftest import Ros
 from launch_common import (
     BRIDGE_TOPICS,

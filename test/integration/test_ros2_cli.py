@@ -213,6 +213,8 @@ def test_node_list_pkg_executables_and_interfaces(cli_ros: Ros) -> None:
     nodes = ok("node", "list").splitlines()
     assert {"/sim_bridge", "/ingest", "/ins", "/dbw"} <= set(nodes)
     assert "acres_bridge sim_bridge" in ok("pkg", "executables", "acres_bridge").splitlines()
+    assert "usage: acres_sim" in ok("run", "acres_bridge", "acres_sim", "--help")
+    assert "acres_bridge" in ok("pkg", "list").splitlines()
     for package in INTERFACE_PACKAGES:
         interfaces = ok("interface", "package", package).split()
         assert interfaces, package

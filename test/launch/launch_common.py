@@ -8,10 +8,13 @@ The launch file is taken from the package's share directory, found through the a
 
 from __future__ import annotations
 
+import unittest
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import launch_testing
+import launch_testing.asserts
 from ament_index_python.packages import get_package_share_directory
 from integration.conftest import START_UTC, Ros
 from launch.actions import ExecuteProcess, IncludeLaunchDescription
@@ -25,6 +28,7 @@ from acres_bridge.processes import simulator_command
 __all__ = [
     "BRIDGE_TOPICS",
     "SUBSYSTEM_NODES",
+    "TestExit",
     "bridge_launch",
     "launch_file",
     "publish_topics",
@@ -151,3 +155,12 @@ def subscribe_all(ros: Ros, topics: Mapping[str, Any]) -> dict[str, list[Any]]:
         qos.depth = max(qos.depth, 1000)
         collected[name] = ros.collect(spec.message_class(), name, qos)
     return collected
+
+
+@launch_testing.post_shutdown_test()
+class TestExit(unittest.TestCase):
+    """Imported into each launch test module, where launch_testing runs it once the launch has
+    ended: every process exited with 0 (SIGINT from launch's shutdown ended them cleanly)."""
+
+    def test_every_process_exits_with_0(self, proc_info: Any) -> None:
+        launch_testing.asserts.assertExitCodes(proc_info)

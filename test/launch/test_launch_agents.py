@@ -14,13 +14,18 @@ pytest.importorskip("launch_testing", reason="launch_testing is not installed (m
 pytest.importorskip("launch_ros", reason="launch_ros is not installed (make test ROS2_WHEELS=DIR)")
 
 import unittest
-from typing import Any
 
 import launch_testing
 import launch_testing.actions
 import launch_testing.asserts
 from integration.conftest import Ros
-from launch_common import TIMEOUT_S, bridge_launch, simulator_process, wait_connected
+from launch_common import (
+    TIMEOUT_S,
+    TestExit,  # noqa: F401  (launch_testing runs it after the launch)
+    bridge_launch,
+    simulator_process,
+    wait_connected,
+)
 from nav_msgs.msg import Odometry
 
 from acres_bridge.processes import free_port
@@ -85,9 +90,3 @@ class TestAgents(unittest.TestCase):
             assert first.pose.pose.position != second.pose.pose.position  # two vehicles
         finally:
             ros.shutdown()
-
-
-@launch_testing.post_shutdown_test()
-class TestExit(unittest.TestCase):
-    def test_every_process_exits_with_0(self, proc_info: Any) -> None:
-        launch_testing.asserts.assertExitCodes(proc_info)

@@ -26,7 +26,13 @@ import launch_testing.actions
 import launch_testing.asserts
 from integration.conftest import Ros
 from launch.actions import SetEnvironmentVariable
-from launch_common import TIMEOUT_S, bridge_launch, simulator_process, wait_connected
+from launch_common import (
+    TIMEOUT_S,
+    TestExit,  # noqa: F401  (launch_testing runs it after the launch)
+    bridge_launch,
+    simulator_process,
+    wait_connected,
+)
 from launch_ros.actions import LoadComposableNodes, Node
 from launch_ros.descriptions import ComposableNode
 from nav_msgs.msg import Odometry
@@ -103,9 +109,3 @@ class TestSwap(unittest.TestCase):
             assert all(m.pose.covariance[0] >= 0.25 for m in odom)
         finally:
             ros.shutdown()
-
-
-@launch_testing.post_shutdown_test()
-class TestExit(unittest.TestCase):
-    def test_every_process_exits_with_0(self, proc_info: Any) -> None:
-        launch_testing.asserts.assertExitCodes(proc_info)

@@ -14,7 +14,6 @@ pytest.importorskip("launch_testing", reason="launch_testing is not installed (m
 pytest.importorskip("launch_ros", reason="launch_ros is not installed (make test ROS2_WHEELS=DIR)")
 
 import unittest
-from typing import Any
 
 import launch_testing
 import launch_testing.actions
@@ -24,6 +23,7 @@ from launch_common import (
     BRIDGE_TOPICS,
     SUBSYSTEM_NODES,
     TIMEOUT_S,
+    TestExit,  # noqa: F401  (launch_testing runs it after the launch)
     bridge_launch,
     publish_topics,
     simulator_process,
@@ -105,9 +105,3 @@ class TestToggles(unittest.TestCase):
                     assert collected[topic], f"{topic} has no data"
                 else:
                     assert ros.node.count_subscribers(topic) == 1, f"{topic} has no subscriber"
-
-
-@launch_testing.post_shutdown_test()
-class TestExit(unittest.TestCase):
-    def test_every_process_exits_with_0(self, proc_info: Any) -> None:
-        launch_testing.asserts.assertExitCodes(proc_info)

@@ -40,11 +40,15 @@ def publisher_info(ros: Ros, topic: str, node_name: str) -> Any:
 
 
 def assert_wire_qos(ros: Ros, table: str, topic: str, node_name: str) -> None:
-    """The node's publisher of the topic has the type, reliability and durability of msg_profiles."""
+    """The node's publisher of the topic has the type, reliability and durability of msg_profiles.
+
+    The graph names a publisher's node some time after its data can arrive (discovery of the node
+    names is a topic of its own), so the publisher is waited for (bounded) before it is judged.
+    """
     spec = PROFILES.topic(table, topic)
     assert spec.qos is not None
+    wait_for_publisher(ros, topic, node_name)
     info = publisher_info(ros, topic, node_name)
-    assert info is not None, f"{node_name} does not publish {topic}"
     assert info.topic_type == spec.type_name, topic
     expected = spec.qos.to_rclpy()
     assert info.qos_profile.reliability == expected.reliability, topic

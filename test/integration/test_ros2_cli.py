@@ -62,6 +62,15 @@ def ok(*args: str) -> str:
     return result.stdout
 
 
+def wait_until_listed(ros: Ros, nodes: set[str]) -> None:
+    """Wait (bounded) until `ros2 node list` names every node: the daemon that the first command
+    starts discovers the graph anew, and a command such as `ros2 param get` that asks it before
+    then answers "Node not found"."""
+    ros.wait_until(
+        lambda: nodes <= set(ok("node", "list").splitlines()), f"{sorted(nodes)} in ros2 node list"
+    )
+
+
 @pytest.fixture(scope="module")
 def launched(module_processes: Processes) -> Iterator[ChildProcess]:
     """The simulator and `ros2 launch` of the bridge; the launch, the module's last test ends it."""
@@ -79,6 +88,7 @@ def launched(module_processes: Processes) -> Iterator[ChildProcess]:
 def cli_ros(launched: ChildProcess, module_ros: Ros) -> Ros:
     """The test's node once the launched bridge serves steps."""
     module_ros.step(1)
+    wait_until_listed(module_ros, {"/ingest", "/ins", "/dbw", "/reset"})
     return module_ros
 
 

@@ -17,7 +17,7 @@ from acres_bridge.msg_profiles import Direction, load_profiles
 from acres_bridge.processes import ChildProcess, free_udp_port
 
 from .conftest import TIMEOUT_S, Processes, Ros, free_port, wait_for_line
-from .test_ros2_cli import ROS2, ok, ros2
+from .test_ros2_cli import ROS2, ok, ros2, wait_until_listed
 
 pytestmark = pytest.mark.integration
 
@@ -46,6 +46,7 @@ def maxxum(module_processes: Processes, module_ros: Ros) -> Iterator[Ros]:
     )
     wait_for_line(launch, "Loaded node '/can'")
     module_ros.step(1)
+    wait_until_listed(module_ros, {"/ingest", "/maxxum", "/can"})
     yield module_ros
     ros2("daemon", "stop", timeout_s=30)
 

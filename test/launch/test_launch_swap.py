@@ -100,8 +100,13 @@ class TestSwap(unittest.TestCase):
 
             ros.wait_until(delivered, "odometry from custom_ins", TIMEOUT_S)
             ros.settle()
-            publishers = ros.node.get_publishers_info_by_topic("/vehicle/odom")
-            assert [p.node_name for p in publishers] == ["custom_ins"]
+            ros.wait_until(  # the graph names a publisher's node some time after its data arrives
+                lambda: (
+                    [p.node_name for p in ros.node.get_publishers_info_by_topic("/vehicle/odom")]
+                    == ["custom_ins"]
+                ),
+                "custom_ins as the one publisher of /vehicle/odom",
+            )
             assert ros.node.count_publishers("/oxts/imu") == 0
             assert imu == []
             stamps = [m.header.stamp.sec * NS_PER_S + m.header.stamp.nanosec for m in odom]

@@ -25,7 +25,6 @@ from acres_bridge.wire.messages import (
     StepRequest,
     StepStatus,
     StreamMark,
-    encode,
 )
 from acres_bridge.wire.perception import (
     CameraImage,
@@ -36,11 +35,12 @@ from acres_bridge.wire.perception import (
     camera_intrinsics,
     lidar_layout,
 )
-from acres_bridge.wire.registry import DECODERS, decode
+from acres_bridge.wire.registry import DECODERS, MESSAGES, MessageSpec, decode, encode, spec_of
 
 __all__ = [
     "DECODERS",
     "MAGIC",
+    "MESSAGES",
     "PROTOCOL_VERSION",
     "AgentEntry",
     "AgentReset",
@@ -61,6 +61,7 @@ __all__ = [
     "InsSample",
     "LidarLayout",
     "LidarScan",
+    "MessageSpec",
     "ProtocolError",
     "ReportFlags",
     "ResetSession",
@@ -77,4 +78,5 @@ __all__ = [
     "encode",
     "encode_frame",
     "lidar_layout",
+    "spec_of",
 ]

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from enum import IntEnum, IntFlag
 
 from acres_bridge.wire.errors import ProtocolError
-from acres_bridge.wire.frames import FrameKind
-from acres_bridge.wire.messages import register_encoder
 
 __all__ = [
     "COMMAND_GEARS",
@@ -25,6 +23,8 @@ __all__ = [
     "ReportFlags",
     "decode_dbw_command",
     "decode_dbw_report",
+    "encode_dbw_command",
+    "encode_dbw_report",
 ]
 
 
@@ -145,7 +145,7 @@ _REPORT = struct.Struct("<QqI2fB3fB6fB3BB4f2f")
 MAX_GEAR = 15
 
 
-def _encode_command(message: DbwCommand) -> bytes:
+def encode_dbw_command(message: DbwCommand) -> bytes:
     return _COMMAND.pack(
         message.seq,
         message.target,
@@ -157,7 +157,7 @@ def _encode_command(message: DbwCommand) -> bytes:
     )
 
 
-def _encode_report(r: DbwReport) -> bytes:
+def encode_dbw_report(r: DbwReport) -> bytes:
     return _REPORT.pack(
         r.step,
         r.stamp_ns,
@@ -254,6 +254,3 @@ def decode_dbw_report(payload: bytes) -> DbwReport:
 
 
 _REPORT_FIELDS = tuple(DbwReport.__dataclass_fields__)
-
-register_encoder(DbwCommand, FrameKind.DBW_COMMAND, _encode_command)
-register_encoder(DbwReport, FrameKind.DBW_REPORT, _encode_report)

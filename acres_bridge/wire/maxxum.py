@@ -19,7 +19,6 @@ from enum import IntEnum, StrEnum
 from typing import Any, Final
 
 from acres_bridge.wire.errors import ProtocolError
-from acres_bridge.wire.frames import FrameKind
 from acres_bridge.wire.messages import (
     _get,
     _json_object,
@@ -27,7 +26,6 @@ from acres_bridge.wire.messages import (
     _number,
     _one_of,
     _stamp,
-    register_encoder,
 )
 
 __all__ = [
@@ -44,6 +42,8 @@ __all__ = [
     "decode_implement_controls",
     "decode_maxxum_command",
     "decode_maxxum_observation",
+    "encode_maxxum_command",
+    "encode_maxxum_observation",
 ]
 
 
@@ -196,7 +196,7 @@ def _dumps(data: Mapping[str, Any]) -> bytes:
     return json.dumps(data, separators=(",", ":")).encode()
 
 
-def _encode_command(message: MaxxumCommand) -> bytes:
+def encode_maxxum_command(message: MaxxumCommand) -> bytes:
     return _dumps(
         {
             "seq": message.seq,
@@ -213,7 +213,7 @@ def _encode_command(message: MaxxumCommand) -> bytes:
     )
 
 
-def _encode_observation(message: MaxxumObservation) -> bytes:
+def encode_maxxum_observation(message: MaxxumObservation) -> bytes:
     state = message.implement_state()
     del state["rpm"]
     return _dumps(
@@ -324,7 +324,3 @@ def decode_maxxum_observation(payload: bytes) -> MaxxumObservation:
         stale=_get(what, data, "stale", bool),
         steering_angle_rad=numbers["steering_angle_rad"],
     )
-
-
-register_encoder(MaxxumCommand, FrameKind.MAXXUM_COMMAND, _encode_command)
-register_encoder(MaxxumObservation, FrameKind.MAXXUM_OBSERVATION, _encode_observation)

@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 import math
 import struct
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from enum import IntEnum
 from typing import Any
 
 from acres_bridge.wire.errors import ProtocolError
-from acres_bridge.wire.frames import PROTOCOL_VERSION, FrameKind, encode_frame
+from acres_bridge.wire.frames import PROTOCOL_VERSION
 
 __all__ = [
     "MAX_STAMP_NS",
@@ -51,7 +50,12 @@ __all__ = [
     "decode_step_done",
     "decode_step_request",
     "decode_stream_mark",
-    "encode",
+    "encode_clock",
+    "encode_ins",
+    "encode_json",
+    "encode_step_done",
+    "encode_step_request",
+    "encode_stream_mark",
 ]
 
 
@@ -294,76 +298,54 @@ _INS_NUMBERS = (
 _INS_FIX_ONLY = frozenset((0, 1, 2, 3, 4, 18, 19, 20))
 
 
-def encode(message: object) -> bytes:
-    """The whole frame (header and payload) of a message."""
-    extra = _EXTRA_ENCODERS.get(type(message))
-    if extra is not None:
-        return encode_frame(extra[0], extra[1](message))
-    kind = _KIND_OF.get(type(message))
-    if kind is None:
-        raise TypeError(f"no frame kind for {type(message).__name__}")
-    return encode_frame(kind, _encode_payload(message))
+# ---- encoding (payloads; wire.registry pairs each with its frame kind) -----------------------
 
 
-_EXTRA_ENCODERS: dict[type, tuple[FrameKind, Callable[[Any], bytes]]] = {}
+def encode_json(message: Any) -> bytes:
+    """The payload of a JSON message: its fields as one compact object."""
+    return json.dumps(asdict(message), separators=(",", ":")).encode()
 
 
-def register_encoder(message_type: type, kind: FrameKind, encoder: Callable[[Any], bytes]) -> None:
-    """Let encode() handle a message type defined in another module of this package (e.g. dbw)."""
-    _EXTRA_ENCODERS[message_type] = (kind, encoder)
+def encode_clock(message: Clock) -> bytes:
+    return _CLOCK.pack(message.step, message.stamp_ns)
 
 
-def _encode_payload(message: object) -> bytes:
-    if isinstance(message, Clock):
-        return _CLOCK.pack(message.step, message.stamp_ns)
-    if isinstance(message, StepRequest):
-        seqs = message.command_seqs
-        return _STEP_REQUEST.pack(message.request_id, len(seqs), message.steps) + struct.pack(
-            f"<{len(seqs)}Q", *seqs
-        )
-    if isinstance(message, StepDone):
-        return _STEP_DONE.pack(message.request_id, message.status, message.last_step)
-    if isinstance(message, StreamMark):
-        return _STREAM_MARK.pack(message.last_step)
-    if isinstance(message, InsSample):
-        return _INS.pack(
-            message.step,
-            message.stamp_ns,
-            INS_FLAG_POSITION if message.has_position else 0,
-            *message.position,
-            message.latitude_deg,
-            message.longitude_deg,
-            *message.orientation,
-            *message.velocity,
-            *message.angular_rate,
-            *message.specific_force,
-            *message.position_variance,
-            *message.velocity_variance,
-            *message.attitude_variance,
-            *message.true_position,
-            *message.true_orientation,
-            message.true_speed,
-            *message.angular_rate_variance,
-            *message.specific_force_variance,
-        )
-    return json.dumps(asdict(message), separators=(",", ":")).encode()  # type: ignore[call-overload]
+def encode_step_request(message: StepRequest) -> bytes:
+    seqs = message.command_seqs
+    return _STEP_REQUEST.pack(message.request_id, len(seqs), message.steps) + struct.pack(
+        f"<{len(seqs)}Q", *seqs
+    )
 
 
-_KIND_OF: dict[type, FrameKind] = {
-    Hello: FrameKind.HELLO,
-    ClientHello: FrameKind.CLIENT_HELLO,
-    ErrorReply: FrameKind.ERROR,
-    EpisodeInfo: FrameKind.EPISODE,
-    Clock: FrameKind.CLOCK,
-    StepRequest: FrameKind.STEP_REQUEST,
-    StepDone: FrameKind.STEP_DONE,
-    SetState: FrameKind.SET_STATE,
-    ResetSession: FrameKind.RESET_SESSION,
-    AgentReset: FrameKind.AGENT_RESET,
-    SensorMeta: FrameKind.SENSOR_META,
-    InsSample: FrameKind.INS,
-    StreamMark: FrameKind.STREAM_MARK,
-}
+def encode_step_done(message: StepDone) -> bytes:
+    return _STEP_DONE.pack(message.request_id, message.status, message.last_step)
+
+
+def encode_stream_mark(message: StreamMark) -> bytes:
+    return _STREAM_MARK.pack(message.last_step)
+
+
+def encode_ins(message: InsSample) -> bytes:
+    return _INS.pack(
+        message.step,
+        message.stamp_ns,
+        INS_FLAG_POSITION if message.has_position else 0,
+        *message.position,
+        message.latitude_deg,
+        message.longitude_deg,
+        *message.orientation,
+        *message.velocity,
+        *message.angular_rate,
+        *message.specific_force,
+        *message.position_variance,
+        *message.velocity_variance,
+        *message.attitude_variance,
+        *message.true_position,
+        *message.true_orientation,
+        message.true_speed,
+        *message.angular_rate_variance,
+        *message.specific_force_variance,
+    )
 
 
 # ---- decoding --------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from acres_bridge.wire.errors import ProtocolError
 from acres_bridge.wire.frames import FrameKind, encode_frame
-from acres_bridge.wire.messages import MAX_STAMP_NS, SensorMount, register_encoder
+from acres_bridge.wire.messages import MAX_STAMP_NS, SensorMount
 
 __all__ = [
     "LIDAR_POINT_STEP",
@@ -40,7 +40,9 @@ __all__ = [
     "camera_payload",
     "decode_camera",
     "decode_lidar",
+    "encode_camera",
     "encode_camera_frame",
+    "encode_lidar",
     "encode_lidar_frame",
     "lidar_layout",
     "lidar_payload",
@@ -207,7 +209,7 @@ def encode_camera_frame(
     return encode_frame(FrameKind.CAMERA, payload)
 
 
-def _encode_lidar(scan: LidarScan) -> bytes:
+def encode_lidar(scan: LidarScan) -> bytes:
     return lidar_payload(
         step=scan.step,
         stamp_ns=scan.stamp_ns,
@@ -218,7 +220,7 @@ def _encode_lidar(scan: LidarScan) -> bytes:
     )
 
 
-def _encode_camera(image: CameraImage) -> bytes:
+def encode_camera(image: CameraImage) -> bytes:
     return camera_payload(
         step=image.step,
         stamp_ns=image.stamp_ns,
@@ -227,10 +229,6 @@ def _encode_camera(image: CameraImage) -> bytes:
         height=image.height,
         pixels=image.pixels,
     )
-
-
-register_encoder(LidarScan, FrameKind.LIDAR, _encode_lidar)
-register_encoder(CameraImage, FrameKind.CAMERA, _encode_camera)
 
 
 # ---- sensor settings in SENSOR_META ----------------------------------------------------------

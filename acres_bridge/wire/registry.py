@@ -1,39 +1,143 @@
-"""Which decoder reads which frame kind."""
+"""The one table of the protocol's messages: each frame kind, its message class and its codec.
+
+`encode` and `decode` are derived from it, and so is the ingest's relay (a sample's class names
+its channel), so a new message is a row here beside its dataclass and its two functions.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import cast
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, cast
 
 from acres_bridge.wire import dbw, perception
 from acres_bridge.wire import maxxum as mx
 from acres_bridge.wire import messages as m
 from acres_bridge.wire.errors import ProtocolError
-from acres_bridge.wire.frames import Frame, FrameKind
+from acres_bridge.wire.frames import Frame, FrameKind, encode_frame
 
-__all__ = ["DECODERS", "decode"]
+__all__ = ["DECODERS", "MESSAGES", "MessageSpec", "decode", "encode", "spec_of"]
 
-DECODERS: dict[FrameKind, Callable[[bytes], object]] = {
-    FrameKind.HELLO: m.decode_hello,
-    FrameKind.CLIENT_HELLO: m.decode_client_hello,
-    FrameKind.ERROR: m.decode_error,
-    FrameKind.EPISODE: m.decode_episode,
-    FrameKind.CLOCK: m.decode_clock,
-    FrameKind.STEP_REQUEST: m.decode_step_request,
-    FrameKind.STEP_DONE: m.decode_step_done,
-    FrameKind.SET_STATE: m.decode_set_state,
-    FrameKind.RESET_SESSION: m.decode_reset_session,
-    FrameKind.AGENT_RESET: m.decode_agent_reset,
-    FrameKind.SENSOR_META: m.decode_sensor_meta,
-    FrameKind.INS: m.decode_ins,
-    FrameKind.LIDAR: perception.decode_lidar,
-    FrameKind.CAMERA: perception.decode_camera,
-    FrameKind.STREAM_MARK: m.decode_stream_mark,
-    FrameKind.DBW_REPORT: dbw.decode_dbw_report,
-    FrameKind.DBW_COMMAND: dbw.decode_dbw_command,
-    FrameKind.MAXXUM_OBSERVATION: mx.decode_maxxum_observation,
-    FrameKind.MAXXUM_COMMAND: mx.decode_maxxum_command,
-}
+M = TypeVar("M")
+
+
+@dataclass(frozen=True, kw_only=True)
+class MessageSpec(Generic[M]):
+    """One message of the protocol: its frame kind, its class, and its payload codec."""
+
+    kind: FrameKind
+    message_type: type[M]
+    encode: Callable[[M], bytes]  # the payload, without the frame header
+    decode: Callable[[bytes], M]  # ProtocolError for a payload that does not match
+
+
+MESSAGES: tuple[MessageSpec[Any], ...] = (
+    MessageSpec(kind=FrameKind.HELLO, message_type=m.Hello, encode=m.encode_json, decode=m.decode_hello),
+    MessageSpec(
+        kind=FrameKind.CLIENT_HELLO,
+        message_type=m.ClientHello,
+        encode=m.encode_json,
+        decode=m.decode_client_hello,
+    ),
+    MessageSpec(kind=FrameKind.ERROR, message_type=m.ErrorReply, encode=m.encode_json, decode=m.decode_error),
+    MessageSpec(
+        kind=FrameKind.EPISODE, message_type=m.EpisodeInfo, encode=m.encode_json, decode=m.decode_episode
+    ),
+    MessageSpec(kind=FrameKind.CLOCK, message_type=m.Clock, encode=m.encode_clock, decode=m.decode_clock),
+    MessageSpec(
+        kind=FrameKind.STEP_REQUEST,
+        message_type=m.StepRequest,
+        encode=m.encode_step_request,
+        decode=m.decode_step_request,
+    ),
+    MessageSpec(
+        kind=FrameKind.STEP_DONE,
+        message_type=m.StepDone,
+        encode=m.encode_step_done,
+        decode=m.decode_step_done,
+    ),
+    MessageSpec(
+        kind=FrameKind.SET_STATE, message_type=m.SetState, encode=m.encode_json, decode=m.decode_set_state
+    ),
+    MessageSpec(
+        kind=FrameKind.RESET_SESSION,
+        message_type=m.ResetSession,
+        encode=m.encode_json,
+        decode=m.decode_reset_session,
+    ),
+    MessageSpec(
+        kind=FrameKind.AGENT_RESET,
+        message_type=m.AgentReset,
+        encode=m.encode_json,
+        decode=m.decode_agent_reset,
+    ),
+    MessageSpec(
+        kind=FrameKind.SENSOR_META,
+        message_type=m.SensorMeta,
+        encode=m.encode_json,
+        decode=m.decode_sensor_meta,
+    ),
+    MessageSpec(kind=FrameKind.INS, message_type=m.InsSample, encode=m.encode_ins, decode=m.decode_ins),
+    MessageSpec(
+        kind=FrameKind.LIDAR,
+        message_type=perception.LidarScan,
+        encode=perception.encode_lidar,
+        decode=perception.decode_lidar,
+    ),
+    MessageSpec(
+        kind=FrameKind.CAMERA,
+        message_type=perception.CameraImage,
+        encode=perception.encode_camera,
+        decode=perception.decode_camera,
+    ),
+    MessageSpec(
+        kind=FrameKind.STREAM_MARK,
+        message_type=m.StreamMark,
+        encode=m.encode_stream_mark,
+        decode=m.decode_stream_mark,
+    ),
+    MessageSpec(
+        kind=FrameKind.DBW_REPORT,
+        message_type=dbw.DbwReport,
+        encode=dbw.encode_dbw_report,
+        decode=dbw.decode_dbw_report,
+    ),
+    MessageSpec(
+        kind=FrameKind.DBW_COMMAND,
+        message_type=dbw.DbwCommand,
+        encode=dbw.encode_dbw_command,
+        decode=dbw.decode_dbw_command,
+    ),
+    MessageSpec(
+        kind=FrameKind.MAXXUM_OBSERVATION,
+        message_type=mx.MaxxumObservation,
+        encode=mx.encode_maxxum_observation,
+        decode=mx.decode_maxxum_observation,
+    ),
+    MessageSpec(
+        kind=FrameKind.MAXXUM_COMMAND,
+        message_type=mx.MaxxumCommand,
+        encode=mx.encode_maxxum_command,
+        decode=mx.decode_maxxum_command,
+    ),
+)
+
+DECODERS: dict[FrameKind, Callable[[bytes], object]] = {spec.kind: spec.decode for spec in MESSAGES}
+_BY_TYPE: dict[type, MessageSpec[Any]] = {spec.message_type: spec for spec in MESSAGES}
+
+
+def spec_of(message_type: type) -> MessageSpec[Any]:
+    """The table row of a message class; TypeError for a class that is no message of the protocol."""
+    spec = _BY_TYPE.get(message_type)
+    if spec is None:
+        raise TypeError(f"no frame kind for {message_type.__name__}")
+    return spec
+
+
+def encode(message: object) -> bytes:
+    """The whole frame (header and payload) of a message."""
+    spec = spec_of(type(message))
+    return encode_frame(spec.kind, spec.encode(message))
 
 
 def decode(frame: Frame) -> object:

@@ -1,5 +1,9 @@
-"""The whole suite: each process of a parallel run (pytest -n, pytest-xdist) in a DDS domain of its
-own, so that two tests running at once never see each other's topics, services or nodes.
+"""The whole suite: DDS discovery on this machine only, and each process of a parallel run (pytest
+-n, pytest-xdist) in a DDS domain of its own, so that two tests running at once never see each
+other's topics, services or nodes.
+
+ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST is set here, before rclpy is imported, for the tests' own
+nodes and every process they start: however pytest is started, no DDS traffic leaves the machine.
 
 The processes a test starts inherit the domain through the environment. A worker also gets the
 default SIGINT back: xdist's workers ignore it, and a child inherits an ignored signal, so the
@@ -26,5 +30,7 @@ def _worker_domain() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+os.environ.pop("ROS_STATIC_PEERS", None)
 _worker_domain()
 logging.setLoggerClass(logging.Logger)

@@ -1,23 +1,29 @@
-"""The internal ingest channels: their keys, ROS topics, message types and conversions.
+"""The internal ingest channels: the one table of what the ingest relays, and both ends of a channel.
 
 A channel is both a key on the in-process SampleBus and a real ROS topic under
 `<bridge namespace>/acres_ingest/`, so a subsystem node in another process gets the same samples.
 Its type is an acres_interfaces message, or, for the Maxxum, the message the wire already defines:
 std_msgs/String with the JSON object of MAXXUM_OBSERVATION or MAXXUM_COMMAND, can_msgs/Frame for a
-CAN frame. `SampleSource` subscribes a node to a channel through whichever of the two is right:
-the bus when the ingest runs in this process, the ROS topic otherwise, and it switches to the bus
-if an ingest appears in this process later; a message of the topic that does not decode (a peer
-in another process is outside this process's checks) is dropped and counted.
+CAN frame (the conversions are in `acres_bridge.convert.internal`).
+
+`CHANNELS` is the table the ingest node builds its ends from: a channel that flows from the
+simulator gets a `SampleOutlet` (per agent where its suffix names one), fed with every sample of
+its `sample_type` that the link hands over; one that flows to the simulator gets a
+`SampleSubscription` whose samples the link sends. `SampleSubscription` subscribes a node to a
+channel through whichever of the two is right: the bus when the ingest runs in this process, the
+ROS topic otherwise, and it switches to the bus if an ingest appears in this process later; a
+message of the topic that does not decode (a peer in another process is outside this process's
+checks) is dropped and counted.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
+from enum import Enum
 from typing import Any, Generic, TypeVar
 
 from acres_interfaces.msg import AgentReset as AgentResetMessage
@@ -33,39 +39,34 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
+from acres_bridge.convert import internal
 from acres_bridge.convert.can import checked_frame, frame_message
 from acres_bridge.convert.dbw import CommandRefusedError
-from acres_bridge.convert.ins import stamp
 from acres_bridge.convert.session import episode as episode_message
 from acres_bridge.ingest.bus import BUS, BusSubscription, SampleBus
 from acres_bridge.wire import (
     AgentReset,
+    CameraImage,
     Clock,
     DbwCommand,
     DbwReport,
     EpisodeInfo,
     Hello,
     InsSample,
+    LidarScan,
     ProtocolError,
     SensorMeta,
-    encode,
 )
 from acres_bridge.wire.can import CanFrame
-from acres_bridge.wire.frames import HEADER
-from acres_bridge.wire.maxxum import (
-    MaxxumCommand,
-    MaxxumObservation,
-    decode_maxxum_command,
-    decode_maxxum_observation,
-)
+from acres_bridge.wire.maxxum import MaxxumCommand, MaxxumObservation
 from acres_bridge.wire.messages import decode_hello, decode_sensor_meta
-from acres_bridge.wire.perception import CameraImage, ImageEncoding, LidarScan
 
 __all__ = [
     "AGENT_RESET",
     "CAMERA",
     "CAN_RX",
     "CAN_TX",
+    "CHANNELS",
     "CLOCK",
     "DBW_COMMAND",
     "DBW_REPORT",
@@ -75,16 +76,16 @@ __all__ = [
     "MAXXUM_COMMAND",
     "MAXXUM_OBSERVATION",
     "SESSION",
+    "Flow",
     "IngestChannel",
     "SampleOutlet",
-    "SampleSource",
+    "SampleSubscription",
     "Session",
     "channel_key",
     "normalize_namespace",
 ]
 
 S = TypeVar("S")
-_NS_PER_S = 1_000_000_000
 _SUBSCRIBER_CHECK_S = 0.1
 
 
@@ -97,16 +98,30 @@ class Session:
     sensor_meta: tuple[SensorMeta | None, ...] = ()
 
 
-@dataclass(frozen=True)
+class Flow(Enum):
+    """Which way a channel's samples go."""
+
+    FROM_SIMULATOR = "from the simulator"  # the ingest publishes them to the subsystem nodes
+    TO_SIMULATOR = "to the simulator"  # subsystem nodes publish them; the ingest sends them
+
+
+@dataclass(frozen=True, kw_only=True)
 class IngestChannel(Generic[S]):
-    """One internal channel: where it lives and how its samples become ROS messages and back."""
+    """One internal channel: its samples, where it lives and how they become ROS messages and back."""
 
     suffix: str  # "clock", "episode", "session", "agent_{agent}/ins"
+    sample_type: type[S]
     message_type: type
     to_message: Callable[[S], Any]
     from_message: Callable[[Any], S]
-    latched: bool
+    flow: Flow = Flow.FROM_SIMULATOR
+    latched: bool = False
     depth: int
+
+    @property
+    def per_agent(self) -> bool:
+        """Whether each agent has a channel of its own (its suffix names the agent)."""
+        return "{agent}" in self.suffix
 
     def key(self, namespace: str, agent: int = 0) -> str:
         return channel_key(namespace, self.suffix.format(agent=agent))
@@ -130,149 +145,10 @@ def channel_key(namespace: str, suffix: str) -> str:
     return f"{normalize_namespace(namespace)}/acres_ingest/{suffix}"
 
 
-def _time_ns(time: Any) -> int:
-    return int(time.sec) * _NS_PER_S + int(time.nanosec)
+# ---- the session: HELLO and each agent's SENSOR_META, as the ingest knows them ----------------
 
 
-# ---- conversions -----------------------------------------------------------------------------
-
-
-def _clock_to_message(sample: Clock) -> SimStepMessage:
-    return SimStepMessage(stamp=stamp(sample.stamp_ns), step=sample.step)
-
-
-def _clock_from_message(message: SimStepMessage) -> Clock:
-    return Clock(step=message.step, stamp_ns=_time_ns(message.stamp))
-
-
-def _episode_from_message(message: EpisodeMessage) -> EpisodeInfo:
-    return EpisodeInfo(
-        episode_id=message.episode_id,
-        episode=message.episode,
-        reset_epoch=message.reset_epoch,
-        step=message.step,
-        stamp_ns=_time_ns(message.header.stamp),
-        episode_time_s=message.episode_time_s,
-        state=message.state,
-        lockstep=message.lockstep,
-        seed=message.seed,
-        source=message.source,
-        map=message.map,
-        agents=tuple(message.agents),
-    )
-
-
-def _xyz(vector: Any, values: tuple[float, float, float]) -> None:
-    vector.x, vector.y, vector.z = values
-
-
-def _xyzw(quaternion: Any, values: tuple[float, float, float, float]) -> None:
-    quaternion.x, quaternion.y, quaternion.z, quaternion.w = values
-
-
-def _ins_to_message(sample: InsSample) -> InsSampleMessage:
-    message = InsSampleMessage(
-        step=sample.step,
-        has_position=sample.has_position,
-        latitude_deg=sample.latitude_deg,
-        longitude_deg=sample.longitude_deg,
-        true_speed_mps=sample.true_speed,
-    )
-    message.header.stamp = stamp(sample.stamp_ns)
-    message.header.frame_id = "utm"
-    _xyz(message.position, sample.position)
-    _xyzw(message.orientation, sample.orientation)
-    _xyz(message.velocity, sample.velocity)
-    _xyz(message.angular_rate, sample.angular_rate)
-    _xyz(message.specific_force, sample.specific_force)
-    _xyz(message.position_variance, sample.position_variance)
-    _xyz(message.velocity_variance, sample.velocity_variance)
-    _xyz(message.attitude_variance, sample.attitude_variance)
-    _xyz(message.true_position, sample.true_position)
-    _xyzw(message.true_orientation, sample.true_orientation)
-    _xyz(message.angular_rate_variance, sample.angular_rate_variance)
-    _xyz(message.specific_force_variance, sample.specific_force_variance)
-    return message
-
-
-def _v(vector: Any) -> tuple[float, float, float]:
-    return (vector.x, vector.y, vector.z)
-
-
-def _q(quaternion: Any) -> tuple[float, float, float, float]:
-    return (quaternion.x, quaternion.y, quaternion.z, quaternion.w)
-
-
-def _ins_from_message(message: InsSampleMessage) -> InsSample:
-    return InsSample(
-        step=message.step,
-        stamp_ns=_time_ns(message.header.stamp),
-        has_position=message.has_position,
-        position=_v(message.position),
-        latitude_deg=message.latitude_deg,
-        longitude_deg=message.longitude_deg,
-        orientation=_q(message.orientation),
-        velocity=_v(message.velocity),
-        angular_rate=_v(message.angular_rate),
-        specific_force=_v(message.specific_force),
-        position_variance=_v(message.position_variance),
-        velocity_variance=_v(message.velocity_variance),
-        attitude_variance=_v(message.attitude_variance),
-        true_position=_v(message.true_position),
-        true_orientation=_q(message.true_orientation),
-        true_speed=message.true_speed_mps,
-        angular_rate_variance=_v(message.angular_rate_variance),
-        specific_force_variance=_v(message.specific_force_variance),
-    )
-
-
-def _lidar_to_message(scan: LidarScan) -> LidarScanMessage:
-    message = LidarScanMessage(
-        check_fields=True, step=scan.step, sensor=scan.sensor, columns=scan.columns, rings=scan.rings
-    )
-    message.header.stamp = stamp(scan.stamp_ns)
-    message.points = scan.points
-    return message
-
-
-def _lidar_from_message(message: LidarScanMessage) -> LidarScan:
-    return LidarScan(
-        step=message.step,
-        stamp_ns=_time_ns(message.header.stamp),
-        sensor=message.sensor,
-        columns=message.columns,
-        rings=message.rings,
-        points=message.points,
-    )
-
-
-def _camera_to_message(image: CameraImage) -> CameraFrameMessage:
-    message = CameraFrameMessage(
-        check_fields=True,
-        step=image.step,
-        sensor=image.sensor,
-        encoding=int(image.encoding),
-        width=image.width,
-        height=image.height,
-    )
-    message.header.stamp = stamp(image.stamp_ns)
-    message.pixels = image.pixels
-    return message
-
-
-def _camera_from_message(message: CameraFrameMessage) -> CameraImage:
-    return CameraImage(
-        step=message.step,
-        stamp_ns=_time_ns(message.header.stamp),
-        sensor=message.sensor,
-        encoding=ImageEncoding(message.encoding),
-        width=message.width,
-        height=message.height,
-        pixels=message.pixels,
-    )
-
-
-def _session_to_message(session: Session) -> SessionInfoMessage:
+def session_to_message(session: Session) -> SessionInfoMessage:
     return SessionInfoMessage(
         connected=session.connected,
         hello_json=json.dumps(asdict(session.hello)) if session.hello else "",
@@ -280,154 +156,142 @@ def _session_to_message(session: Session) -> SessionInfoMessage:
     )
 
 
-def _session_from_message(message: SessionInfoMessage) -> Session:
+def session_from_message(message: SessionInfoMessage) -> Session:
     hello = decode_hello(message.hello_json.encode()) if message.hello_json else None
     metas = tuple(decode_sensor_meta(text.encode()) if text else None for text in message.sensor_meta_json)
     return Session(connected=message.connected, hello=hello, sensor_meta=metas)
 
 
-# The report line's fields that DbwReportLine carries by the same name (step and the stamp go apart).
-_REPORT_FIELDS = tuple(f.name for f in fields(DbwReport) if f.name not in ("step", "stamp_ns"))
-
-
-def _report_to_message(report: DbwReport) -> DbwReportLine:
-    message = DbwReportLine(step=report.step, **{name: getattr(report, name) for name in _REPORT_FIELDS})
-    message.header.stamp = stamp(report.stamp_ns)
-    return message
-
-
-def _report_from_message(message: DbwReportLine) -> DbwReport:
-    return DbwReport(
-        step=message.step,
-        stamp_ns=_time_ns(message.header.stamp),
-        **{name: getattr(message, name) for name in _REPORT_FIELDS},
-    )
-
-
-def _command_to_message(command: DbwCommand) -> DbwCommandLine:
-    return DbwCommandLine(
-        target=command.target,
-        cmd_type=command.cmd_type,
-        flags=command.flags,
-        cmd=command.cmd,
-        limit_1=command.limit_1,
-        limit_2=command.limit_2,
-    )
-
-
-def _command_from_message(message: DbwCommandLine) -> DbwCommand:
-    return DbwCommand(
-        0, message.target, message.cmd_type, message.flags, message.cmd, message.limit_1, message.limit_2
-    )
-
-
-def _reset_to_message(reset: AgentReset) -> AgentResetMessage:
-    return AgentResetMessage(x_m=reset.x_m, y_m=reset.y_m, yaw_rad=reset.yaw_rad)
-
-
-def _reset_from_message(message: AgentResetMessage) -> AgentReset:
-    return AgentReset(agent=0, x_m=message.x_m, y_m=message.y_m, yaw_rad=message.yaw_rad)
-
-
-def _payload(message: object) -> str:
-    """The JSON payload of a wire message, as its frame carries it."""
-    return encode(message)[HEADER.size :].decode()
-
-
-def _observation_to_message(observation: MaxxumObservation) -> String:
-    return String(data=_payload(observation))
-
-
-def _observation_from_message(message: String) -> MaxxumObservation:
-    return decode_maxxum_observation(message.data.encode())
-
-
-def _maxxum_command_to_message(command: MaxxumCommand) -> String:
-    """The MAXXUM_COMMAND object without its seq: the ingest numbers commands when it sends them."""
-    data = json.loads(_payload(dataclasses.replace(command, seq=1)))
-    del data["seq"]
-    return String(data=json.dumps(data, separators=(",", ":")))
-
-
-def _maxxum_command_from_message(message: String) -> MaxxumCommand:
-    try:
-        data = json.loads(message.data)
-    except json.JSONDecodeError as error:
-        raise ProtocolError(f"MAXXUM_COMMAND on the internal topic: not JSON ({error})") from None
-    if not isinstance(data, dict) or "seq" in data:
-        raise ProtocolError("MAXXUM_COMMAND on the internal topic: expected a JSON object without seq")
-    command = decode_maxxum_command(json.dumps({"seq": 1, **data}).encode())
-    return dataclasses.replace(command, seq=0)
-
-
 CLOCK: IngestChannel[Clock] = IngestChannel(
-    "clock", SimStepMessage, _clock_to_message, _clock_from_message, latched=False, depth=100
+    suffix="clock",
+    sample_type=Clock,
+    message_type=SimStepMessage,
+    to_message=internal.clock_to_message,
+    from_message=internal.clock_from_message,
+    depth=100,
 )
 EPISODE: IngestChannel[EpisodeInfo] = IngestChannel(
-    "episode", EpisodeMessage, episode_message, _episode_from_message, latched=True, depth=1
+    suffix="episode",
+    sample_type=EpisodeInfo,
+    message_type=EpisodeMessage,
+    to_message=episode_message,
+    from_message=internal.episode_from_message,
+    latched=True,
+    depth=1,
 )
 SESSION: IngestChannel[Session] = IngestChannel(
-    "session", SessionInfoMessage, _session_to_message, _session_from_message, latched=True, depth=1
+    suffix="session",
+    sample_type=Session,
+    message_type=SessionInfoMessage,
+    to_message=session_to_message,
+    from_message=session_from_message,
+    latched=True,
+    depth=1,
 )
 INS: IngestChannel[InsSample] = IngestChannel(
-    "agent_{agent}/ins", InsSampleMessage, _ins_to_message, _ins_from_message, latched=False, depth=100
+    suffix="agent_{agent}/ins",
+    sample_type=InsSample,
+    message_type=InsSampleMessage,
+    to_message=internal.ins_to_message,
+    from_message=internal.ins_from_message,
+    depth=100,
 )
 DBW_REPORT: IngestChannel[DbwReport] = IngestChannel(
-    "agent_{agent}/dbw_report",
-    DbwReportLine,
-    _report_to_message,
-    _report_from_message,
-    latched=False,
+    suffix="agent_{agent}/dbw_report",
+    sample_type=DbwReport,
+    message_type=DbwReportLine,
+    to_message=internal.dbw_report_to_message,
+    from_message=internal.dbw_report_from_message,
     depth=100,
 )
 # Clouds and images: a few in flight are enough (the perception node queues 4 per sensor).
 LIDAR: IngestChannel[LidarScan] = IngestChannel(
-    "agent_{agent}/lidar", LidarScanMessage, _lidar_to_message, _lidar_from_message, latched=False, depth=4
-)
-CAMERA: IngestChannel[CameraImage] = IngestChannel(
-    "agent_{agent}/camera",
-    CameraFrameMessage,
-    _camera_to_message,
-    _camera_from_message,
-    latched=False,
+    suffix="agent_{agent}/lidar",
+    sample_type=LidarScan,
+    message_type=LidarScanMessage,
+    to_message=internal.lidar_to_message,
+    from_message=internal.lidar_from_message,
     depth=4,
 )
-# The two channels that run the other way: from subsystem nodes to the ingest, to the simulator.
-DBW_COMMAND: IngestChannel[DbwCommand] = IngestChannel(
-    "agent_{agent}/dbw_command",
-    DbwCommandLine,
-    _command_to_message,
-    _command_from_message,
-    latched=False,
-    depth=100,
-)
-AGENT_RESET: IngestChannel[AgentReset] = IngestChannel(
-    "agent_{agent}/reset", AgentResetMessage, _reset_to_message, _reset_from_message, latched=False, depth=10
+CAMERA: IngestChannel[CameraImage] = IngestChannel(
+    suffix="agent_{agent}/camera",
+    sample_type=CameraImage,
+    message_type=CameraFrameMessage,
+    to_message=internal.camera_to_message,
+    from_message=internal.camera_from_message,
+    depth=4,
 )
 # The Maxxum: its observation (10 Hz), its commands (to the ingest), its CAN bus both ways. A CAN
 # group is 13 frames each 0.1 s: the depth holds several groups.
 MAXXUM_OBSERVATION: IngestChannel[MaxxumObservation] = IngestChannel(
-    "agent_{agent}/maxxum_observation",
-    String,
-    _observation_to_message,
-    _observation_from_message,
-    latched=False,
+    suffix="agent_{agent}/maxxum_observation",
+    sample_type=MaxxumObservation,
+    message_type=String,
+    to_message=internal.maxxum_observation_to_message,
+    from_message=internal.maxxum_observation_from_message,
     depth=10,
-)
-MAXXUM_COMMAND: IngestChannel[MaxxumCommand] = IngestChannel(
-    "agent_{agent}/maxxum_command",
-    String,
-    _maxxum_command_to_message,
-    _maxxum_command_from_message,
-    latched=False,
-    depth=100,
 )
 # A CAN frame on the internal topic carries no step (0 when it arrives from there).
 CAN_RX: IngestChannel[CanFrame] = IngestChannel(
-    "agent_{agent}/can_rx", CanFrameMessage, frame_message, checked_frame, latched=False, depth=500
+    suffix="agent_{agent}/can_rx",
+    sample_type=CanFrame,
+    message_type=CanFrameMessage,
+    to_message=frame_message,
+    from_message=checked_frame,
+    depth=500,
+)
+# The channels that run the other way: from subsystem nodes to the ingest, to the simulator.
+DBW_COMMAND: IngestChannel[DbwCommand] = IngestChannel(
+    suffix="agent_{agent}/dbw_command",
+    sample_type=DbwCommand,
+    message_type=DbwCommandLine,
+    to_message=internal.dbw_command_to_message,
+    from_message=internal.dbw_command_from_message,
+    flow=Flow.TO_SIMULATOR,
+    depth=100,
+)
+AGENT_RESET: IngestChannel[AgentReset] = IngestChannel(
+    suffix="agent_{agent}/reset",
+    sample_type=AgentReset,
+    message_type=AgentResetMessage,
+    to_message=internal.reset_to_message,
+    from_message=internal.reset_from_message,
+    flow=Flow.TO_SIMULATOR,
+    depth=10,
+)
+MAXXUM_COMMAND: IngestChannel[MaxxumCommand] = IngestChannel(
+    suffix="agent_{agent}/maxxum_command",
+    sample_type=MaxxumCommand,
+    message_type=String,
+    to_message=internal.maxxum_command_to_message,
+    from_message=internal.maxxum_command_from_message,
+    flow=Flow.TO_SIMULATOR,
+    depth=100,
 )
 CAN_TX: IngestChannel[CanFrame] = IngestChannel(
-    "agent_{agent}/can_tx", CanFrameMessage, frame_message, checked_frame, latched=False, depth=500
+    suffix="agent_{agent}/can_tx",
+    sample_type=CanFrame,
+    message_type=CanFrameMessage,
+    to_message=frame_message,
+    from_message=checked_frame,
+    flow=Flow.TO_SIMULATOR,
+    depth=500,
+)
+
+CHANNELS: tuple[IngestChannel[Any], ...] = (
+    CLOCK,
+    EPISODE,
+    SESSION,
+    INS,
+    DBW_REPORT,
+    LIDAR,
+    CAMERA,
+    MAXXUM_OBSERVATION,
+    CAN_RX,
+    DBW_COMMAND,
+    AGENT_RESET,
+    MAXXUM_COMMAND,
+    CAN_TX,
 )
 
 
@@ -464,7 +328,7 @@ class SampleOutlet(Generic[S]):
         self._bus.unregister_producer(self.key)
 
 
-class SampleSource(Generic[S]):
+class SampleSubscription(Generic[S]):
     """Delivers one channel's samples to a node's callback, in-process when possible.
 
     With the ingest in this process the callback runs in the ingest's I/O thread, with the very

@@ -25,20 +25,15 @@ from acres_bridge import __version__
 from acres_bridge.ingest.can_channel import CanChannel, CanProblem
 from acres_bridge.wire import (
     PROTOCOL_VERSION,
+    SAMPLE_TYPES,
     AgentReset,
     ClientHello,
-    Clock,
-    DbwCommand,
-    DbwReport,
-    EpisodeInfo,
     ErrorReply,
     FrameKind,
     FrameReader,
     Hello,
-    InsSample,
     ProtocolError,
     ResetSession,
-    SensorMeta,
     SetState,
     StepDone,
     StepRequest,
@@ -49,10 +44,16 @@ from acres_bridge.wire import (
 )
 from acres_bridge.wire.can import CanFrame
 from acres_bridge.wire.frames import Frame
-from acres_bridge.wire.maxxum import MaxxumCommand, MaxxumObservation
-from acres_bridge.wire.perception import CameraImage, LidarScan
 
-__all__ = ["LinkCounters", "LinkListener", "SimulatorLink", "StepOutcome", "can_ports", "receive_into"]
+__all__ = [
+    "LinkCounters",
+    "LinkListener",
+    "SimulatorConnection",
+    "SimulatorLink",
+    "StepOutcome",
+    "can_ports",
+    "receive_into",
+]
 
 _log = logging.getLogger("acres_bridge.ingest")
 _RECV_BYTES = 4 * 1024 * 1024
@@ -99,18 +100,11 @@ class Logger(Protocol):
 
 
 class LinkListener(Protocol):
-    """What the link calls, from its I/O thread, for each decoded message."""
+    """What the link calls, from its I/O thread: the session, each sample as it is decoded (every
+    message of `wire.SAMPLE_TYPES`, and each CAN frame of a tractor), and the end of the session."""
 
     def on_session(self, hello: Hello) -> None: ...
-    def on_sensor_meta(self, agent: int, meta: SensorMeta) -> None: ...
-    def on_episode(self, info: EpisodeInfo) -> None: ...
-    def on_clock(self, clock: Clock) -> None: ...
-    def on_ins(self, agent: int, sample: InsSample) -> None: ...
-    def on_dbw_report(self, agent: int, report: DbwReport) -> None: ...
-    def on_maxxum_observation(self, agent: int, observation: MaxxumObservation) -> None: ...
-    def on_can_frames(self, agent: int, frames: tuple[CanFrame, ...]) -> None: ...
-    def on_lidar(self, agent: int, scan: LidarScan) -> None: ...
-    def on_camera(self, agent: int, image: CameraImage) -> None: ...
+    def on_sample(self, agent: int, sample: object) -> None: ...
     def on_disconnect(self, reason: str) -> None: ...
 
 
@@ -121,6 +115,20 @@ class StepOutcome:
     ok: bool
     last_step: int = 0
     message: str = ""
+
+
+class SimulatorConnection(Protocol):
+    """What the ingest node needs of its connection to a simulator (SimulatorLink is the one)."""
+
+    @property
+    def hello(self) -> Hello | None: ...
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def request_steps(self, steps: int, *, timeout_s: float) -> StepOutcome: ...
+    def abort_pending(self, reason: str) -> None: ...
+    def send(self, agent: int, sample: object) -> bool: ...
+    def set_state(self, state: int) -> bool: ...
+    def reset_session(self, reason: str = "") -> bool: ...
 
 
 @dataclass
@@ -284,7 +292,7 @@ class SimulatorLink:
                 "the acknowledgement (a lost datagram)",
             )
 
-    def send_command(self, agent: int, command: DbwCommand | MaxxumCommand) -> bool:
+    def send_command(self, agent: int, command: Any) -> bool:
         """Number a vehicle command (drive-by-wire or Maxxum) on the agent's vehicle channel and send it
         at once; False when the agent has no vehicle channel or the send failed."""
         channel = next((c for c in self._channels if c.name == f"vehicle/{agent}"), None)
@@ -321,6 +329,16 @@ class SimulatorLink:
 
     def reset_agent(self, agent: int, x_m: float, y_m: float, yaw_rad: float) -> bool:
         return self._send_control(encode(AgentReset(agent=agent, x_m=x_m, y_m=y_m, yaw_rad=yaw_rad)))
+
+    def send(self, agent: int, sample: object) -> bool:
+        """Send one sample of the bridge's nodes for an agent where its kind goes: a CAN frame on the
+        agent's CAN transport, a reset on the control channel, any other (a vehicle command, which
+        carries a seq) numbered on the agent's vehicle channel. False when it could not be sent."""
+        if isinstance(sample, CanFrame):
+            return self.send_can(agent, (sample,))
+        if isinstance(sample, AgentReset):
+            return self.reset_agent(agent, sample.x_m, sample.y_m, sample.yaw_rad)
+        return self.send_command(agent, sample)
 
     def _send_control(self, data: bytes) -> bool:
         control = self._control
@@ -455,7 +473,8 @@ class SimulatorLink:
             self._can_problem(problem)
         if receipt.frames:
             self.counters.can_frames += len(receipt.frames)
-            self._listener.on_can_frames(channel.agent, receipt.frames)
+            for frame in receipt.frames:
+                self._listener.on_sample(channel.agent, frame)
         if receipt.marked_step is not None:
             with self._can_marked:
                 self._can_marked.notify_all()
@@ -526,6 +545,9 @@ class SimulatorLink:
             reader.dropped.clear()
 
     def _dispatch(self, channel: _Channel, message: object) -> None:
+        if type(message) in SAMPLE_TYPES:
+            self._listener.on_sample(channel.agent, message)
+            return
         handler = self._handlers.get(type(message))
         if handler is None:
             name = type(message).__name__
@@ -533,30 +555,6 @@ class SimulatorLink:
             self._warn.warning(f"unexpected/{name}", f"{channel.name}: unexpected {name}, ignored")
             return
         handler(self, channel, message)
-
-    def _on_clock(self, channel: _Channel, message: Clock) -> None:
-        self._listener.on_clock(message)
-
-    def _on_episode(self, channel: _Channel, message: EpisodeInfo) -> None:
-        self._listener.on_episode(message)
-
-    def _on_ins(self, channel: _Channel, message: InsSample) -> None:
-        self._listener.on_ins(channel.agent, message)
-
-    def _on_dbw_report(self, channel: _Channel, message: DbwReport) -> None:
-        self._listener.on_dbw_report(channel.agent, message)
-
-    def _on_maxxum_observation(self, channel: _Channel, message: MaxxumObservation) -> None:
-        self._listener.on_maxxum_observation(channel.agent, message)
-
-    def _on_lidar(self, channel: _Channel, message: LidarScan) -> None:
-        self._listener.on_lidar(channel.agent, message)
-
-    def _on_camera(self, channel: _Channel, message: CameraImage) -> None:
-        self._listener.on_camera(channel.agent, message)
-
-    def _on_sensor_meta(self, channel: _Channel, message: SensorMeta) -> None:
-        self._listener.on_sensor_meta(channel.agent, message)
 
     def _on_mark(self, channel: _Channel, message: StreamMark) -> None:
         channel.marked_step = message.last_step
@@ -595,15 +593,8 @@ class SimulatorLink:
                 pending.done.set()
                 del self._pending[request_id]
 
+    # The control plane; every sample goes to the listener as it is (above).
     _handlers: ClassVar[dict[type, Callable[[SimulatorLink, _Channel, Any], None]]] = {
-        Clock: _on_clock,
-        EpisodeInfo: _on_episode,
-        InsSample: _on_ins,
-        DbwReport: _on_dbw_report,
-        MaxxumObservation: _on_maxxum_observation,
-        LidarScan: _on_lidar,
-        CameraImage: _on_camera,
-        SensorMeta: _on_sensor_meta,
         StreamMark: _on_mark,
         StepDone: _on_step_done,
         ErrorReply: _on_error,

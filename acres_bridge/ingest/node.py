@@ -6,12 +6,13 @@ another process subscribes, on the internal ROS topic of its channel. It also se
 control (simulation_interfaces) in the root namespace.
 
 Parameters: control_host, control_port, reconnect_interval_s, step_timeout_s,
-simulation_control (serve the simulation_interfaces services).
+simulation_control (serve the simulation_interfaces services), can_udp_port.
 
-The channels of an agent (INS, drive-by-wire reports and commands, LiDAR, camera, resets, the
-Maxxum's observation and commands, CAN frames both ways) are made when a session first lists the
-agent, for up to MAX_AGENTS agents, and kept for later sessions; so one ingest serves every agent
-of every session without a restart.
+Its ends of the channels come from the one table `ingest.channels.CHANNELS`: a sample the link
+hands over goes to the outlet of its class and agent, and what the nodes send on a channel to the
+simulator goes to the connection as it is. The channels of an agent are made when a session first
+lists the agent, for up to MAX_AGENTS agents, and kept for later sessions; so one ingest serves
+every agent of every session without a restart.
 """
 
 from __future__ import annotations
@@ -25,40 +26,19 @@ from rclpy.node import Node
 
 from acres_bridge.ingest.bus import BUS, SampleBus
 from acres_bridge.ingest.channels import (
-    AGENT_RESET,
-    CAMERA,
-    CAN_RX,
-    CAN_TX,
-    CLOCK,
-    DBW_COMMAND,
-    DBW_REPORT,
-    EPISODE,
-    INS,
-    LIDAR,
-    MAXXUM_COMMAND,
-    MAXXUM_OBSERVATION,
+    CHANNELS,
     SESSION,
+    Flow,
+    IngestChannel,
     SampleOutlet,
-    SampleSource,
+    SampleSubscription,
     Session,
 )
-from acres_bridge.ingest.link import SimulatorLink, StepOutcome
+from acres_bridge.ingest.link import SimulatorConnection, SimulatorLink, StepOutcome
 from acres_bridge.ingest.simulation_control import SimulationControl
 from acres_bridge.pace import PaceMeter
 from acres_bridge.shutdown import add_shutdown_hook, remove_shutdown_hook
-from acres_bridge.wire import (
-    AgentReset,
-    Clock,
-    DbwCommand,
-    DbwReport,
-    EpisodeInfo,
-    Hello,
-    InsSample,
-    SensorMeta,
-)
-from acres_bridge.wire.can import CanFrame
-from acres_bridge.wire.maxxum import MaxxumCommand, MaxxumObservation
-from acres_bridge.wire.perception import CameraImage, LidarScan
+from acres_bridge.wire import Clock, EpisodeInfo, Hello, SensorMeta
 
 __all__ = ["IngestNode"]
 
@@ -72,7 +52,7 @@ class _PublishedSteps:
     a node that publishes from a thread of its own (perception) may still be at work then.
     """
 
-    def __init__(self, link: SimulatorLink, bus: SampleBus) -> None:
+    def __init__(self, link: SimulatorConnection, bus: SampleBus) -> None:
         self._link = link
         self._bus = bus
 
@@ -98,7 +78,14 @@ class IngestNode(Node):
 
     DEFAULT_NODE_NAME = "ingest"
 
-    def __init__(self, *, bus: SampleBus = BUS, **node_options: Any) -> None:
+    def __init__(
+        self,
+        *,
+        bus: SampleBus = BUS,
+        connection: Callable[..., SimulatorConnection] = SimulatorLink,
+        **node_options: Any,
+    ) -> None:
+        """`connection` makes the connection to the simulator, with SimulatorLink's keyword arguments."""
         node_options.setdefault("node_name", self.DEFAULT_NODE_NAME)
         super().__init__(**node_options)
         host = self.declare_parameter("control_host", "127.0.0.1").value
@@ -109,28 +96,27 @@ class IngestNode(Node):
         can_udp_port = int(self.declare_parameter("can_udp_port", 0).value)
         if not 0 <= can_udp_port < 65536:
             raise ValueError(f"parameter can_udp_port must be a UDP port or 0; found {can_udp_port}")
-        namespace = self.get_namespace()
-        self._namespace = namespace
+        self._namespace = self.get_namespace()
         self._bus = bus
-        self._clock_outlet = SampleOutlet(self, CLOCK, namespace=namespace, bus=bus)
-        self._episode_outlet = SampleOutlet(self, EPISODE, namespace=namespace, bus=bus)
-        self._session_outlet = SampleOutlet(self, SESSION, namespace=namespace, bus=bus)
-        self._ins_outlets: list[SampleOutlet[InsSample]] = []
-        self._report_outlets: list[SampleOutlet[DbwReport]] = []
-        self._lidar_outlets: list[SampleOutlet[LidarScan]] = []
-        self._camera_outlets: list[SampleOutlet[CameraImage]] = []
-        self._observation_outlets: list[SampleOutlet[MaxxumObservation]] = []
-        self._can_outlets: list[SampleOutlet[CanFrame]] = []
-        self._command_sources: list[SampleSource[DbwCommand]] = []
-        self._maxxum_command_sources: list[SampleSource[MaxxumCommand]] = []
-        self._can_sources: list[SampleSource[CanFrame]] = []
-        self._reset_sources: list[SampleSource[AgentReset]] = []
+        # One end per channel of CHANNELS (and per agent where the channel is one per agent).
+        self._outlets: dict[tuple[type, int], SampleOutlet[Any]] = {}
+        self._ingest_subscriptions: list[SampleSubscription[Any]] = []
+        self._agents = 0
+        # What the ingest itself does with some samples, after they are published.
+        self._observers: dict[type, Callable[[int, Any], None]] = {
+            Clock: self._on_clock,
+            EpisodeInfo: self._on_episode,
+            SensorMeta: self._on_sensor_meta,
+        }
         self._lock = threading.Lock()
         self._last_episode: EpisodeInfo | None = None
         self._hello: Hello | None = None
         self._metas: list[SensorMeta | None] = []
         self.pace = PaceMeter()  # the session's real-time factor, from the clock as it arrives
-        self.link = SimulatorLink(
+        for channel in CHANNELS:
+            if not channel.per_agent:
+                self._add_end(channel, 0)
+        self.connection: SimulatorConnection = connection(
             host=str(host),
             port=int(port),
             listener=self,
@@ -141,7 +127,7 @@ class IngestNode(Node):
         self.control = (
             SimulationControl(
                 self,
-                _PublishedSteps(self.link, bus),
+                _PublishedSteps(self.connection, bus),
                 self.episode,
                 step_timeout_s=float(step_timeout_s),
                 pace=lambda: self.pace.factor(time.monotonic_ns()),
@@ -149,68 +135,42 @@ class IngestNode(Node):
             if serve_control
             else None
         )
-        self._abort_steps = lambda: self.link.abort_pending("the bridge is shutting down")
+        self._abort_steps = lambda: self.connection.abort_pending("the bridge is shutting down")
         add_shutdown_hook(self._abort_steps)
-        self._session_outlet.publish(Session(connected=False, hello=None))
+        self._publish_session()
         self._add_agents(1)  # agent 0's channels exist before any session
-        self.link.start()
+        self.connection.start()
         self.get_logger().info(f"connecting to the simulator at {host}:{port}")
 
     def _add_agents(self, count: int) -> None:
         """Make the channels of agents up to `count` (at most MAX_AGENTS) that have none yet."""
-        namespace, bus = self._namespace, self._bus
-        for i in range(len(self._ins_outlets), min(count, MAX_AGENTS)):
-            self._ins_outlets.append(SampleOutlet(self, INS, namespace=namespace, agent=i, bus=bus))
-            self._report_outlets.append(SampleOutlet(self, DBW_REPORT, namespace=namespace, agent=i, bus=bus))
-            self._lidar_outlets.append(SampleOutlet(self, LIDAR, namespace=namespace, agent=i, bus=bus))
-            self._camera_outlets.append(SampleOutlet(self, CAMERA, namespace=namespace, agent=i, bus=bus))
-            self._observation_outlets.append(
-                SampleOutlet(self, MAXXUM_OBSERVATION, namespace=namespace, agent=i, bus=bus)
-            )
-            self._can_outlets.append(SampleOutlet(self, CAN_RX, namespace=namespace, agent=i, bus=bus))
-            # Commands, frames and resets from the subsystem nodes, in this process or another, to the
-            # simulator.
-            self._command_sources.append(
-                SampleSource(
-                    self, DBW_COMMAND, self._command_sender(i), namespace=namespace, agent=i, bus=bus
-                )
-            )
-            self._maxxum_command_sources.append(
-                SampleSource(
-                    self, MAXXUM_COMMAND, self._command_sender(i), namespace=namespace, agent=i, bus=bus
-                )
-            )
-            self._can_sources.append(
-                SampleSource(self, CAN_TX, self._can_sender(i), namespace=namespace, agent=i, bus=bus)
-            )
-            self._reset_sources.append(
-                SampleSource(self, AGENT_RESET, self._reset_sender(i), namespace=namespace, agent=i, bus=bus)
-            )
+        for agent in range(self._agents, min(count, MAX_AGENTS)):
+            for channel in CHANNELS:
+                if channel.per_agent:
+                    self._add_end(channel, agent)
+            self._agents = agent + 1
 
-    def _command_sender(self, agent: int) -> Callable[[DbwCommand | MaxxumCommand], None]:
-        def send(command: DbwCommand | MaxxumCommand) -> None:
-            if not self.link.send_command(agent, command):
-                kind = "drive-by-wire" if isinstance(command, DbwCommand) else "Maxxum"
+    def _add_end(self, channel: IngestChannel[Any], agent: int) -> None:
+        """The ingest's end of one channel: an outlet for samples from the simulator, a
+        subscription (in this process or another) for samples the nodes send to it."""
+        if channel.flow is Flow.FROM_SIMULATOR:
+            outlet = SampleOutlet(self, channel, namespace=self._namespace, agent=agent, bus=self._bus)
+            self._outlets[(channel.sample_type, agent)] = outlet
+            return
+        self._ingest_subscriptions.append(
+            SampleSubscription(
+                self, channel, self._sender(agent), namespace=self._namespace, agent=agent, bus=self._bus
+            )
+        )
+
+    def _sender(self, agent: int) -> Callable[[Any], None]:
+        def send(sample: Any) -> None:
+            if not self.connection.send(agent, sample):
                 self.get_logger().warning(
-                    f"agent {agent}: a {kind} command was not sent: no vehicle channel",
+                    f"agent {agent}: a {type(sample).__name__} was not sent: the simulator has no "
+                    "channel for it now",
                     throttle_duration_sec=5.0,
                 )
-
-        return send
-
-    def _can_sender(self, agent: int) -> Callable[[CanFrame], None]:
-        def send(frame: CanFrame) -> None:
-            if not self.link.send_can(agent, (frame,)):
-                self.get_logger().warning(
-                    f"agent {agent}: a CAN frame was not sent: no CAN transport", throttle_duration_sec=5.0
-                )
-
-        return send
-
-    def _reset_sender(self, agent: int) -> Callable[[AgentReset], None]:
-        def send(reset: AgentReset) -> None:
-            if not self.link.reset_agent(agent, reset.x_m, reset.y_m, reset.yaw_rad):
-                self.get_logger().warning(f"agent {agent}: the reset was not sent: not connected")
 
         return send
 
@@ -231,7 +191,25 @@ class IngestNode(Node):
             self._metas = [None] * len(hello.agents)
         self._publish_session()
 
-    def on_sensor_meta(self, agent: int, meta: SensorMeta) -> None:
+    def on_sample(self, agent: int, sample: object) -> None:
+        """Publish a sample on its channel, then let the ingest note what it needs of it."""
+        kind = type(sample)
+        outlet = self._outlets.get((kind, agent))
+        if outlet is not None:
+            outlet.publish(sample)
+        observe = self._observers.get(kind)
+        if observe is not None:
+            observe(agent, sample)
+
+    def _on_clock(self, agent: int, clock: Clock) -> None:
+        self.pace.record(time.monotonic_ns(), clock.stamp_ns)
+
+    def _on_episode(self, agent: int, info: EpisodeInfo) -> None:
+        self._last_episode = info
+        if self.control is not None:
+            self.control.episode_changed()
+
+    def _on_sensor_meta(self, agent: int, meta: SensorMeta) -> None:
         with self._lock:
             if agent < len(self._metas):
                 self._metas[agent] = meta
@@ -242,43 +220,7 @@ class IngestNode(Node):
             session = Session(
                 connected=self._hello is not None, hello=self._hello, sensor_meta=tuple(self._metas)
             )
-        self._session_outlet.publish(session)
-
-    def on_episode(self, info: EpisodeInfo) -> None:
-        self._last_episode = info
-        self._episode_outlet.publish(info)
-        if self.control is not None:
-            self.control.episode_changed()
-
-    def on_clock(self, clock: Clock) -> None:
-        self.pace.record(time.monotonic_ns(), clock.stamp_ns)
-        self._clock_outlet.publish(clock)
-
-    def on_ins(self, agent: int, sample: InsSample) -> None:
-        if agent < len(self._ins_outlets):
-            self._ins_outlets[agent].publish(sample)
-
-    def on_dbw_report(self, agent: int, report: DbwReport) -> None:
-        if agent < len(self._report_outlets):
-            self._report_outlets[agent].publish(report)
-
-    def on_maxxum_observation(self, agent: int, observation: MaxxumObservation) -> None:
-        if agent < len(self._observation_outlets):
-            self._observation_outlets[agent].publish(observation)
-
-    def on_can_frames(self, agent: int, frames: tuple[CanFrame, ...]) -> None:
-        if agent < len(self._can_outlets):
-            outlet = self._can_outlets[agent]
-            for frame in frames:
-                outlet.publish(frame)
-
-    def on_lidar(self, agent: int, scan: LidarScan) -> None:
-        if agent < len(self._lidar_outlets):
-            self._lidar_outlets[agent].publish(scan)
-
-    def on_camera(self, agent: int, image: CameraImage) -> None:
-        if agent < len(self._camera_outlets):
-            self._camera_outlets[agent].publish(image)
+        self._outlets[(SESSION.sample_type, 0)].publish(session)
 
     def on_disconnect(self, reason: str) -> None:
         self.get_logger().warning(f"simulator connection lost ({reason}); reconnecting")
@@ -294,29 +236,12 @@ class IngestNode(Node):
 
     def destroy_node(self) -> None:
         remove_shutdown_hook(self._abort_steps)
-        self.link.abort_pending("the bridge is shutting down")
-        self.link.stop()
+        self.connection.abort_pending("the bridge is shutting down")
+        self.connection.stop()
         if self.control is not None:
             self.control.destroy()
-        sources: list[SampleSource[Any]] = [
-            *self._command_sources,
-            *self._maxxum_command_sources,
-            *self._can_sources,
-            *self._reset_sources,
-        ]
-        outlets: list[SampleOutlet[Any]] = [
-            self._clock_outlet,
-            self._episode_outlet,
-            self._session_outlet,
-            *self._ins_outlets,
-            *self._report_outlets,
-            *self._lidar_outlets,
-            *self._camera_outlets,
-            *self._observation_outlets,
-            *self._can_outlets,
-        ]
-        for source in sources:
-            source.close()
-        for outlet in outlets:
+        for subscription in self._ingest_subscriptions:
+            subscription.close()
+        for outlet in self._outlets.values():
             outlet.close()
         super().destroy_node()

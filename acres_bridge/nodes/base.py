@@ -18,7 +18,7 @@ from rclpy.node import Node
 from rclpy.publisher import Publisher
 
 from acres_bridge.convert.frames import FrameNames, frame_names
-from acres_bridge.ingest.channels import IngestChannel, SampleSource
+from acres_bridge.ingest.channels import IngestChannel, SampleSubscription
 from acres_bridge.msg_profiles import Direction, MsgProfiles, TopicSpec, load_profiles
 
 __all__ = ["SubsystemNode", "profiles"]
@@ -52,7 +52,7 @@ class SubsystemNode(Node):
             frame_prefix=str(self.declare_parameter("frame_prefix", "").value),
             utm_frame=str(self.declare_parameter("utm_frame", "utm").value),
         )
-        self._sources: list[SampleSource[Any]] = []
+        self._sources: list[SampleSubscription[Any]] = []
 
     def topic(self, name: str) -> TopicSpec:
         """This vehicle's msg_profiles row of a topic."""
@@ -76,7 +76,7 @@ class SubsystemNode(Node):
         self, channel: IngestChannel[S], callback: Callable[[S], None], *, agent: int | None = None
     ) -> None:
         """Deliver a channel of the ingest to callback (in-process when the ingest is here)."""
-        source = SampleSource(
+        source = SampleSubscription(
             self,
             channel,
             callback,

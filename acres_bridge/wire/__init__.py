@@ -35,13 +35,14 @@ from acres_bridge.wire.perception import (
     camera_intrinsics,
     lidar_layout,
 )
-from acres_bridge.wire.registry import DECODERS, MESSAGES, MessageSpec, decode, encode, spec_of
+from acres_bridge.wire.registry import DECODERS, MESSAGES, SAMPLE_TYPES, MessageSpec, decode, encode, spec_of
 
 __all__ = [
     "DECODERS",
     "MAGIC",
     "MESSAGES",
     "PROTOCOL_VERSION",
+    "SAMPLE_TYPES",
     "AgentEntry",
     "AgentReset",
     "CameraImage",

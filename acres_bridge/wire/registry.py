@@ -16,7 +16,7 @@ from acres_bridge.wire import messages as m
 from acres_bridge.wire.errors import ProtocolError
 from acres_bridge.wire.frames import Frame, FrameKind, encode_frame
 
-__all__ = ["DECODERS", "MESSAGES", "MessageSpec", "decode", "encode", "spec_of"]
+__all__ = ["DECODERS", "MESSAGES", "SAMPLE_TYPES", "MessageSpec", "decode", "encode", "spec_of"]
 
 M = TypeVar("M")
 
@@ -29,6 +29,7 @@ class MessageSpec(Generic[M]):
     message_type: type[M]
     encode: Callable[[M], bytes]  # the payload, without the frame header
     decode: Callable[[bytes], M]  # ProtocolError for a payload that does not match
+    sample: bool = False  # a sample the simulator streams for the bridge's nodes (the link relays it)
 
 
 MESSAGES: tuple[MessageSpec[Any], ...] = (
@@ -41,9 +42,15 @@ MESSAGES: tuple[MessageSpec[Any], ...] = (
     ),
     MessageSpec(kind=FrameKind.ERROR, message_type=m.ErrorReply, encode=m.encode_json, decode=m.decode_error),
     MessageSpec(
-        kind=FrameKind.EPISODE, message_type=m.EpisodeInfo, encode=m.encode_json, decode=m.decode_episode
+        kind=FrameKind.EPISODE,
+        message_type=m.EpisodeInfo,
+        encode=m.encode_json,
+        decode=m.decode_episode,
+        sample=True,
     ),
-    MessageSpec(kind=FrameKind.CLOCK, message_type=m.Clock, encode=m.encode_clock, decode=m.decode_clock),
+    MessageSpec(
+        kind=FrameKind.CLOCK, message_type=m.Clock, encode=m.encode_clock, decode=m.decode_clock, sample=True
+    ),
     MessageSpec(
         kind=FrameKind.STEP_REQUEST,
         message_type=m.StepRequest,
@@ -76,19 +83,24 @@ MESSAGES: tuple[MessageSpec[Any], ...] = (
         message_type=m.SensorMeta,
         encode=m.encode_json,
         decode=m.decode_sensor_meta,
+        sample=True,
     ),
-    MessageSpec(kind=FrameKind.INS, message_type=m.InsSample, encode=m.encode_ins, decode=m.decode_ins),
+    MessageSpec(
+        kind=FrameKind.INS, message_type=m.InsSample, encode=m.encode_ins, decode=m.decode_ins, sample=True
+    ),
     MessageSpec(
         kind=FrameKind.LIDAR,
         message_type=perception.LidarScan,
         encode=perception.encode_lidar,
         decode=perception.decode_lidar,
+        sample=True,
     ),
     MessageSpec(
         kind=FrameKind.CAMERA,
         message_type=perception.CameraImage,
         encode=perception.encode_camera,
         decode=perception.decode_camera,
+        sample=True,
     ),
     MessageSpec(
         kind=FrameKind.STREAM_MARK,
@@ -101,6 +113,7 @@ MESSAGES: tuple[MessageSpec[Any], ...] = (
         message_type=dbw.DbwReport,
         encode=dbw.encode_dbw_report,
         decode=dbw.decode_dbw_report,
+        sample=True,
     ),
     MessageSpec(
         kind=FrameKind.DBW_COMMAND,
@@ -113,6 +126,7 @@ MESSAGES: tuple[MessageSpec[Any], ...] = (
         message_type=mx.MaxxumObservation,
         encode=mx.encode_maxxum_observation,
         decode=mx.decode_maxxum_observation,
+        sample=True,
     ),
     MessageSpec(
         kind=FrameKind.MAXXUM_COMMAND,
@@ -124,6 +138,7 @@ MESSAGES: tuple[MessageSpec[Any], ...] = (
 
 DECODERS: dict[FrameKind, Callable[[bytes], object]] = {spec.kind: spec.decode for spec in MESSAGES}
 _BY_TYPE: dict[type, MessageSpec[Any]] = {spec.message_type: spec for spec in MESSAGES}
+SAMPLE_TYPES: frozenset[type] = frozenset(spec.message_type for spec in MESSAGES if spec.sample)
 
 
 def spec_of(message_type: type) -> MessageSpec[Any]:

@@ -1,4 +1,4 @@
-"""The in-process sample bus and the SampleSource that chooses between it and the ROS topic."""
+"""The in-process sample bus and the SampleSubscription that chooses between it and the ROS topic."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from rclpy.context import Context
 from rclpy.node import Node
 
 from acres_bridge.ingest.bus import SampleBus
-from acres_bridge.ingest.channels import CLOCK, INS, SampleSource, channel_key
+from acres_bridge.ingest.channels import CLOCK, INS, SampleSubscription, channel_key
 from acres_bridge.wire import Clock
 
 
@@ -90,7 +90,7 @@ def node() -> Iterator[Node]:
 def test_a_source_uses_the_ros_topic_until_an_ingest_appears_in_its_process(node: Node) -> None:
     bus = SampleBus()
     got: list[Clock] = []
-    source = SampleSource(node, CLOCK, got.append, namespace="/robot", bus=bus)
+    source = SampleSubscription(node, CLOCK, got.append, namespace="/robot", bus=bus)
     assert source.key == "/robot/acres_ingest/clock"
     assert not source.in_process
     assert node.count_subscribers("/robot/acres_ingest/clock") == 1  # the ROS path

@@ -1,5 +1,5 @@
 """The Maxxum's internal channels: the observation, the commands and CAN frames cross the internal
-topic unchanged; a message that does not decode is refused, and SampleSource drops and counts it."""
+topic unchanged; a message that does not decode is refused, and SampleSubscription drops and counts it."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from acres_bridge.ingest.channels import (
     MAXXUM_COMMAND,
     MAXXUM_OBSERVATION,
     IngestChannel,
-    SampleSource,
+    SampleSubscription,
 )
 from acres_bridge.wire import ProtocolError
 from acres_bridge.wire.can import CanFrame
@@ -89,7 +89,7 @@ def test_a_source_drops_and_counts_an_internal_message_that_does_not_decode() ->
     rclpy.init(context=context, args=[])
     node = Node(f"source_{uuid.uuid4().hex[:8]}", context=context)
     got: list[MaxxumCommand] = []
-    source = SampleSource(node, MAXXUM_COMMAND, got.append, namespace="/x", bus=SampleBus())
+    source = SampleSubscription(node, MAXXUM_COMMAND, got.append, namespace="/x", bus=SampleBus())
     try:
         assert not source.in_process  # no ingest here: the internal topic
         source._on_message(String(data='{"pedal": "full"}'))

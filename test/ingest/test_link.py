@@ -59,17 +59,9 @@ class Recorder:
     def on_session(self, hello: Hello) -> None:
         self.sessions.append(hello)
 
-    def on_sensor_meta(self, agent: int, meta: SensorMeta) -> None:
-        self.metas.append(meta)
-
-    def on_episode(self, info: EpisodeInfo) -> None:
-        self.episodes.append(info)
-
-    def on_clock(self, clock: Clock) -> None:
-        self.clocks.append(clock)
-
-    def on_ins(self, agent: int, sample: InsSample) -> None:
-        self.ins.append(sample)
+    def on_sample(self, agent: int, sample: object) -> None:
+        kept = {SensorMeta: self.metas, EpisodeInfo: self.episodes, Clock: self.clocks, InsSample: self.ins}
+        kept[type(sample)].append(sample)
 
     def on_disconnect(self, reason: str) -> None:
         self.disconnects.append(reason)

@@ -64,14 +64,13 @@ class MaxxumRecorder(Recorder):
     observations: list[MaxxumObservation] = field(default_factory=list)
     can: list[CanFrame] = field(default_factory=list)
 
-    def on_dbw_report(self, agent: int, report: object) -> None:
-        raise AssertionError("a Maxxum sends no drive-by-wire report")
-
-    def on_maxxum_observation(self, agent: int, observation: MaxxumObservation) -> None:
-        self.observations.append(observation)
-
-    def on_can_frames(self, agent: int, frames: tuple[CanFrame, ...]) -> None:
-        self.can.extend(frames)
+    def on_sample(self, agent: int, sample: object) -> None:
+        if isinstance(sample, MaxxumObservation):
+            self.observations.append(sample)
+        elif isinstance(sample, CanFrame):
+            self.can.append(sample)
+        else:  # a Maxxum sends no drive-by-wire report
+            super().on_sample(agent, sample)
 
 
 class ScriptedMaxxum:

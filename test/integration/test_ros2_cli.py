@@ -8,6 +8,7 @@ the commands start is stopped at the end of the module.
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -197,7 +198,14 @@ def test_the_simulate_steps_action(cli_ros: Ros) -> None:
         "{steps: 24}",
     )
     assert "Goal finished with status: SUCCEEDED" in out
-    assert "completed_steps: 24" in out
+    # One feedback per step, each with completed + remaining = 24, in order. The result can reach the
+    # command before the last feedback messages do (another topic), so the tail may not be printed.
+    completed = [int(n) for n in re.findall(r"completed_steps: (\d+)", out)]
+    remaining = [int(n) for n in re.findall(r"remaining_steps: (\d+)", out)]
+    assert completed, out
+    assert completed == sorted(set(completed)), out
+    assert completed[-1] <= 24, out
+    assert [c + r for c, r in zip(completed, remaining, strict=True)] == [24] * len(completed), out
 
 
 def test_component_list_load_unload_and_types(cli_ros: Ros) -> None:

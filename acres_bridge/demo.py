@@ -65,6 +65,8 @@ from acres_bridge.topic_watch import (
     stamp_reader,
 )
 from acres_bridge.topics_cli import format_rate, format_table, resolve_name
+from acres_bridge.wire.clock import NS_PER_S
+from acres_bridge.wire.vocabulary import SimState, Vehicle
 
 __all__ = [
     "CLOCK_TIMEOUT_S",
@@ -85,7 +87,6 @@ __all__ = [
     "watch_list",
 ]
 
-VEHICLES = ("polaris", "maxxum")
 SECONDS_ENV = "DEMO_SECONDS"
 
 MIN_DEPTH = 1000  # reader history of each subscription: seconds of every topic, for a busy machine
@@ -100,14 +101,17 @@ PACE_REPORT_S = 1.0  # the simulator's pace line, at most this often: the skips 
 DEMO_STATUS = "/Demo/status"
 # The Polaris's other nodes, as the lab runs them; the driver drives the built-in route.
 POLARIS_NODES = ("polaris_description", "dbw_demo_driver", "odom_path", "lab_stubs")
-NS_PER_S = 1_000_000_000
 NOT_PUBLISHED = "not published by this session"
 SUBSCRIBED = "subscribed by the bridge"
 NOT_SUBSCRIBED = "not subscribed by this session"
 CLEAR_SCREEN = "\x1b[H\x1b[2J"
 FINAL_TITLE = "acres_demo: final table"
 HEADER = ("topic", "type", "expected", "sim rate", "wall rate", "count", "status")
-EPISODE_STATES = {0: "stopped", 1: "playing", 2: "paused"}
+
+
+def _state_name(state: int) -> str:
+    """The episode state as the header shows it: stopped, playing, paused (else the number)."""
+    return SimState(state).name.lower() if state in tuple(SimState) else str(state)
 
 
 class DemoError(AcresBridgeError):
@@ -121,7 +125,7 @@ def watch_list(profiles: MsgProfiles, vehicle: str) -> list[TopicWatch]:
     specs = list(profiles.table(vehicle))
     names = {spec.name for spec in specs}
     specs += [spec for spec in profiles.table("session") if spec.name not in names]
-    if vehicle == "polaris":  # the demo runs the Polaris's other nodes too
+    if vehicle == Vehicle.POLARIS:  # the demo runs the Polaris's other nodes too
         specs += [spec for spec in profiles.table("other_nodes") if spec.name not in names]
     published = [spec for spec in specs if spec.direction is Direction.PUBLISH]
     subscribed = [spec for spec in specs if spec.direction is Direction.SUBSCRIBE]
@@ -330,7 +334,7 @@ class _Monitor(Node):
                     episode_id=str(message.episode_id),
                     source=str(message.source),
                     map=str(message.map),
-                    state=EPISODE_STATES.get(int(message.state), str(message.state)),
+                    state=_state_name(int(message.state)),
                 )
 
         return on_message
@@ -511,7 +515,7 @@ class _Demo:
         self.say("the simulator listens; starting the bridge")
         self.bridge = ChildProcess.start("the bridge", bridge_command(options.port, vehicle=options.vehicle))
         self.children.append(self.bridge)
-        if options.vehicle == "polaris":
+        if options.vehicle == Vehicle.POLARIS:
             self.say(f"starting {', '.join(POLARIS_NODES)}: the demo driver takes the wheel")
             for node in POLARIS_NODES:
                 command = [sys.executable, "-m", f"acres_bridge.other.{node}", "--ros-args"]
@@ -603,7 +607,10 @@ def parse_options(argv: Sequence[str] | None, environ: dict[str, str] | None = N
         prog="acres_demo", description="Run the bridge against the reference simulator and watch its topics."
     )
     parser.add_argument(
-        "--vehicle", choices=VEHICLES, default="polaris", help="the vehicle (default polaris)"
+        "--vehicle",
+        choices=[str(vehicle) for vehicle in Vehicle],
+        default=str(Vehicle.POLARIS),
+        help="the vehicle (default polaris)",
     )
     parser.add_argument(
         "--seconds",

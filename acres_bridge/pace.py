@@ -14,10 +14,11 @@ import re
 from collections import deque
 from dataclasses import dataclass
 
+from acres_bridge.wire.clock import NS_PER_S
+
 __all__ = ["PACE_WINDOW_S", "PaceMeter", "PacingReport", "describe_pace", "parse_pacing_line"]
 
 PACE_WINDOW_S = 5.0
-_NS_PER_S = 1_000_000_000
 
 
 class PaceMeter:
@@ -26,7 +27,7 @@ class PaceMeter:
     def __init__(self, window_s: float = PACE_WINDOW_S) -> None:
         if not window_s > 0:
             raise ValueError(f"PaceMeter needs a window > 0 s, got {window_s}")
-        self.window_ns = int(window_s * _NS_PER_S)
+        self.window_ns = int(window_s * NS_PER_S)
         self._samples: deque[tuple[int, int]] = deque()  # (wall ns, simulated ns)
 
     def record(self, wall_ns: int, sim_ns: int) -> None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from acres_bridge.nodes.speed_controller import DEFAULT_CMD_TIMEOUT_S, SpeedControllerParams
+from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = [
     "PACKAGE",
@@ -42,7 +43,8 @@ __all__ = [
 ]
 
 PACKAGE = "acres_bridge"
-VEHICLES = ("polaris", "maxxum", "auto")
+AUTO = "auto"  # the vehicle and the agents: those of the session the bridge connects to
+VEHICLES = (*(str(vehicle) for vehicle in Vehicle), AUTO)
 _CONTROLLER = SpeedControllerParams()
 ParameterValue = bool | int | float | str
 
@@ -53,25 +55,26 @@ class Subsystem:
 
     name: str
     plugin: str  # the entry-point name in the group acres_bridge.components
-    vehicles: tuple[str, ...]
+    vehicles: tuple[Vehicle, ...]
     description: str
 
 
+_BOTH = tuple(Vehicle)
 SUBSYSTEMS: tuple[Subsystem, ...] = (
-    Subsystem("ingest", "acres_bridge::Ingest", ("polaris", "maxxum"), "the simulator connection"),
-    Subsystem("clock_tf", "acres_bridge::ClockTf", ("polaris", "maxxum"), "/clock and /tf"),
-    Subsystem("ins", "acres_bridge::Ins", ("polaris", "maxxum"), "pose and INS topics"),
-    Subsystem("perception", "acres_bridge::Perception", ("polaris", "maxxum"), "LiDAR and camera"),
-    Subsystem("episode", "acres_bridge::EpisodeClock", ("polaris", "maxxum"), "/sim/episode"),
-    Subsystem("dbw", "acres_bridge::Dbw", ("polaris",), "drive-by-wire reports and commands"),
-    Subsystem("reset", "acres_bridge::PoseReset", ("polaris", "maxxum"), "/sim/reset"),
+    Subsystem("ingest", "acres_bridge::Ingest", _BOTH, "the simulator connection"),
+    Subsystem("clock_tf", "acres_bridge::ClockTf", _BOTH, "/clock and /tf"),
+    Subsystem("ins", "acres_bridge::Ins", _BOTH, "pose and INS topics"),
+    Subsystem("perception", "acres_bridge::Perception", _BOTH, "LiDAR and camera"),
+    Subsystem("episode", "acres_bridge::EpisodeClock", _BOTH, "/sim/episode"),
+    Subsystem("dbw", "acres_bridge::Dbw", (Vehicle.POLARIS,), "drive-by-wire reports and commands"),
+    Subsystem("reset", "acres_bridge::PoseReset", _BOTH, "/sim/reset"),
     Subsystem(
         "maxxum",
         "acres_bridge::Maxxum",
-        ("maxxum",),
+        (Vehicle.MAXXUM,),
         "engine_rpm, steering_angle, implement/state, the sensor mounts and the tractor commands",
     ),
-    Subsystem("can", "acres_bridge::Can", ("maxxum",), "can/rx and can/tx"),
+    Subsystem("can", "acres_bridge::Can", (Vehicle.MAXXUM,), "can/rx and can/tx"),
 )
 
 # Parameters each node class declares (beyond the shared ones every subsystem node has).
@@ -200,13 +203,12 @@ PARAMETER_DESCRIPTIONS: dict[str, str] = {
     **{s.name: f"run the {s.name} node: {s.description} (true | false)" for s in SUBSYSTEMS},
 }
 
-_AUTO = "auto"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 
 
 def _parse_agents(text: str) -> tuple[int, ...] | None:
     """None for "auto" (every agent), else the agent indices of a comma-separated list, in order."""
-    if text.strip() == _AUTO:
+    if text.strip() == AUTO:
         return None
     try:
         indices = tuple(int(part) for part in text.split(","))
@@ -347,7 +349,7 @@ def plan_bridge(
                 parameters={name: values[name] for name in _NODE_PARAMETERS[ingest.name]},
             )
         )
-    if chosen == "auto":
+    if chosen == AUTO:
         return planned
     agent_0 = AgentSlot(
         index=0, name="", vehicle=chosen, namespace=namespace, frame_prefix=config.frame_prefix, primary=True

@@ -33,6 +33,7 @@ from enum import Enum
 
 from acres_bridge.msg_profiles import RateKind, TopicSpec
 from acres_bridge.topics_cli import resolve_name
+from acres_bridge.wire.clock import NS_PER_S
 
 __all__ = [
     "LATE_S",
@@ -52,7 +53,6 @@ UNSTAMPED_TOLERANCE = 0.10  # placed by its source timestamp, a topic may be off
 RENDERED_TYPES = frozenset(
     {"sensor_msgs/msg/PointCloud2", "sensor_msgs/msg/Image", "sensor_msgs/msg/CameraInfo"}
 )
-NS_PER_S = 1_000_000_000
 _HORIZON_S = 15.0  # simulated times kept per topic: the rate window, the settling, a pace report's age
 
 StampReader = Callable[[bytes], int | None]

@@ -45,10 +45,7 @@ from acres_sim.world import (
     AgentStatus,
     Episode,
     Pose2D,
-    SimState,
-    Source,
     StepOutput,
-    VehicleKind,
     World,
 )
 
@@ -88,11 +85,8 @@ __all__ = [
     "PowertrainParams",
     "Route",
     "RouteFollower",
-    "SimState",
-    "Source",
     "StepOutput",
     "Terrain",
-    "VehicleKind",
     "VehicleParams",
     "VehicleState",
     "World",

@@ -25,6 +25,7 @@ from typing import Final
 import numpy as np
 from numpy.typing import NDArray
 
+from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim._raycast import F32, F64, I64, RayFan, as_f32, mount_in_base, sensor_in_world
 from acres_sim.errors import ParamsError
 from acres_sim.kinematics import VehicleState
@@ -44,7 +45,7 @@ __all__ = [
 Image = NDArray[np.uint8]
 
 # The optical frame of each vehicle's camera (z forward, x right, y down).
-OPTICAL_FRAMES: Final = {"polaris": "reolink_camera_optical", "maxxum": "camera_optical"}
+OPTICAL_FRAMES: Final = {Vehicle.POLARIS: "reolink_camera_optical", Vehicle.MAXXUM: "camera_optical"}
 
 # Newton steps of the undistortion, and the largest residual (normalised units) of a valid pixel ray.
 _UNDISTORT_ITERATIONS: Final = 20

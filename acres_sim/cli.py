@@ -29,11 +29,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
+from acres_bridge.wire.vocabulary import Source, Vehicle
 from acres_sim.errors import AcresSimError
 from acres_sim.pacing import REPORT_INTERVAL_S
 from acres_sim.scene import Scene, acre_scene, flat_scene
 from acres_sim.server import SimServer, StepObserver
-from acres_sim.world import DEFAULT_MAP, AgentSpec, Source, VehicleKind, World
+from acres_sim.world import DEFAULT_MAP, AgentSpec, World
 
 SCENES: dict[str, Callable[[], Scene]] = {"acre": acre_scene, "flat": flat_scene}
 MAX_AGENT_PORTS = 32  # room that --agent-ports leaves above its base: 16 agents
@@ -44,9 +45,9 @@ __all__ = ["main", "parse_agent"]
 def parse_agent(text: str) -> AgentSpec:
     """'name:vehicle' -> an AgentSpec; the vehicle is polaris or maxxum."""
     name, sep, vehicle = text.rpartition(":")
-    if not sep or not name or vehicle not in ("polaris", "maxxum"):
+    if not sep or not name or vehicle not in tuple(Vehicle):
         raise argparse.ArgumentTypeError(f"expected NAME:polaris or NAME:maxxum, found {text!r}")
-    return AgentSpec(name=name, vehicle=VehicleKind(vehicle))
+    return AgentSpec(name=name, vehicle=Vehicle(vehicle))
 
 
 def _utc(text: str) -> datetime:
@@ -92,8 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--vehicle",
-        choices=("polaris", "maxxum"),
-        default="polaris",
+        choices=tuple(str(vehicle) for vehicle in Vehicle),
+        default=str(Vehicle.POLARIS),
         help="the vehicle of a one-agent session (default polaris)",
     )
     parser.add_argument(
@@ -171,10 +172,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level, format="acres_sim %(levelname)s: %(message)s")
     _check_args(parser, args)
-    agents = args.agent or [AgentSpec(name=args.vehicle, vehicle=VehicleKind(args.vehicle))]
+    agents = args.agent or [AgentSpec(name=args.vehicle, vehicle=Vehicle(args.vehicle))]
     if args.autopilot:
         agents = [
-            dataclasses.replace(a, autopilot=True) if a.vehicle is VehicleKind.POLARIS else a for a in agents
+            dataclasses.replace(a, autopilot=True) if a.vehicle == Vehicle.POLARIS else a for a in agents
         ]
     start = args.start_utc or datetime.now(UTC).replace(microsecond=0)
     try:

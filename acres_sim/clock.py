@@ -1,14 +1,15 @@
-"""The simulation clock: physics steps of 1/120 s, their stamps, and which steps carry a sensor sample.
+"""The simulation clock: physics steps of 1/120 s, with the protocol's timing rule (wire.clock).
 
-Time is kept as integer nanoseconds since the session start. Step 0 is the session start; step n ends
-at ``step_stamp_ns(n)``. A sensor of rate r Hz yields a sample at step n (n >= 1) when
-floor(n * r / 120) increases, so exactly r samples fall in every 120 steps, each stamped with the time
-of the physics step that made it.
+Step 0 is the session start; step n ends at ``step_stamp_ns(n)``; a sensor of rate r Hz yields a
+sample at the steps where floor(n * r / 120) increases.
 """
 
 from __future__ import annotations
 
 from typing import Final
+
+from acres_bridge.wire import clock as wire_clock
+from acres_bridge.wire.clock import NS_PER_S
 
 __all__ = [
     "INS_RATE_HZ",
@@ -21,7 +22,6 @@ __all__ = [
     "step_stamp_ns",
 ]
 
-NS_PER_S: Final = 1_000_000_000
 PHYSICS_RATE_HZ: Final = 120
 PHYSICS_DT_S: Final = 1.0 / PHYSICS_RATE_HZ
 INS_RATE_HZ: Final = 100
@@ -29,12 +29,12 @@ INS_RATE_HZ: Final = 100
 
 def step_stamp_ns(step: int) -> int:
     """The simulation time of physics step ``step`` in ns since the session start (floor of step/120 s)."""
-    return step * NS_PER_S // PHYSICS_RATE_HZ
+    return wire_clock.step_stamp_ns(step, PHYSICS_RATE_HZ)
 
 
 def sample_index(step: int, rate_hz: int) -> int:
     """How many samples of a ``rate_hz`` sensor the steps 1..``step`` have produced."""
-    return step * rate_hz // PHYSICS_RATE_HZ
+    return wire_clock.samples_through(step, rate_hz, PHYSICS_RATE_HZ)
 
 
 def is_due(step: int, rate_hz: int) -> bool:
@@ -43,7 +43,7 @@ def is_due(step: int, rate_hz: int) -> bool:
     ``rate_hz`` must be between 1 and the physics rate; the due steps spread the samples as evenly as
     whole steps allow.
     """
-    return step >= 1 and sample_index(step, rate_hz) > sample_index(step - 1, rate_hz)
+    return wire_clock.is_due(step, rate_hz, PHYSICS_RATE_HZ)
 
 
 def ins_due(step: int) -> bool:

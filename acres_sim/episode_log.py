@@ -64,6 +64,7 @@ from acres_bridge.tools.errors import BagError, DefinitionError
 from acres_bridge.tools.msgdef import definition_text
 from acres_bridge.tools.qos import Durability, History, OfferedQos, Reliability
 from acres_bridge.wire.dbw import DbwReport
+from acres_bridge.wire.vocabulary import Source, Vehicle
 from acres_sim.clock import NS_PER_S, PHYSICS_DT_S
 from acres_sim.energy import EnergyMeter, energy_params
 from acres_sim.errors import EpisodeLogError, ParamsError
@@ -85,7 +86,7 @@ from acres_sim.kinematics import STANDARD_GRAVITY, BodyMotion, VehicleState
 from acres_sim.rotation import quaternion_from_rpy
 from acres_sim.tractor import TractorObservation, TractorParams
 from acres_sim.weather import Conditions, Weather, WeatherParams
-from acres_sim.world import AgentStatus, Source, StepOutput, VehicleKind, World
+from acres_sim.world import AgentStatus, StepOutput, World
 
 __all__ = [
     "CHANNELS",
@@ -461,7 +462,7 @@ class _Agent:
 
     index: int
     name: str
-    vehicle: VehicleKind
+    vehicle: Vehicle
     meter: EnergyMeter
     implement: str  # the implement's name, empty when none
     implement_mass_kg: float
@@ -523,7 +524,7 @@ class EpisodeLog:
         self._agents: list[_Agent] = []
         for status in statuses:
             implement, implement_mass = "", 0.0
-            if status.vehicle is VehicleKind.MAXXUM:
+            if status.vehicle == Vehicle.MAXXUM:
                 implement = world.tractor_observation(status.index).implement
                 params = IMPLEMENTS.get(implement)
                 implement_mass = params.mass_kg if params is not None else 0.0
@@ -789,7 +790,7 @@ class EpisodeLog:
     # ---- steps --------------------------------------------------------------------------------
 
     def _drive(self, world: World, output: StepOutput, a: _Agent, status: AgentStatus) -> _Drive:
-        if a.vehicle is VehicleKind.POLARIS:
+        if a.vehicle == Vehicle.POLARIS:
             report = next((r for i, r in output.dbw if i == a.index), None)
             return _polaris_drive(report if report is not None else world.dbw_report(a.index), status)
         obs = next((o for i, o in output.tractors if i == a.index), None)

@@ -57,6 +57,7 @@ from typing import Final, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim.errors import ParamsError
 from acres_sim.kinematics import STANDARD_GRAVITY, VehicleState
 from acres_sim.scene import CropField, vehicle_box
@@ -232,7 +233,7 @@ MAXXUM_CONTACT: Final = ContactParams(
     cg_height_m=1.1,
     ground_clearance_m=0.5,
 )
-_CONTACTS: Final = {"polaris": POLARIS_CONTACT, "maxxum": MAXXUM_CONTACT}
+_CONTACTS: Final = {Vehicle.POLARIS: POLARIS_CONTACT, Vehicle.MAXXUM: MAXXUM_CONTACT}
 
 
 def contact_params(vehicle: VehicleParams) -> ContactParams:

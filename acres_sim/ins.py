@@ -20,6 +20,7 @@ from typing import Final
 import numpy as np
 from numpy.typing import NDArray
 
+from acres_bridge.wire.clock import NS_PER_S
 from acres_sim.clock import step_stamp_ns
 from acres_sim.errors import ParamsError
 from acres_sim.georef import Georeference
@@ -28,7 +29,6 @@ from acres_sim.rotation import Quaternion, Vec3, quaternion_from_rpy
 
 __all__ = ["ErrorModel", "InsModel", "InsParams", "InsSample"]
 
-_NS_PER_S: Final = 1e9
 _NAN3: Final = (math.nan, math.nan, math.nan)
 _QUANTITIES: Final = ("position", "velocity", "attitude", "angular_rate", "specific_force")
 _AXES: Final = 3 * len(_QUANTITIES)
@@ -152,7 +152,7 @@ class InsModel:
         self._rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(stream,))))
         self._white = np.array([m.white for m in models], dtype=np.float64).reshape(_AXES)
         self._bias_sigma = np.array([m.bias for m in models], dtype=np.float64).reshape(_AXES)
-        self._tau_ns = np.repeat([m.tau_s * _NS_PER_S for m in models], 3)
+        self._tau_ns = np.repeat([m.tau_s * NS_PER_S for m in models], 3)
         self._bias = self._bias_sigma * self._rng.standard_normal(_AXES)
         self._covariances: tuple[Vec3, ...] = tuple(m.variance for m in models)
         self._transitions: dict[int, _Transition] = {}

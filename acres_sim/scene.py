@@ -21,6 +21,7 @@ from typing import Final
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim._raycast import (
     F32,
     F64,
@@ -512,8 +513,8 @@ _ACRE_CROP: Final = (
 )
 
 # Vehicle bodies: the height per vehicle (m), its colour, and the default for another vehicle.
-_BODY_HEIGHT_M: Final = {"polaris": 1.9, "maxxum": 2.95}
-_BODY_COLOR: Final[dict[str, BGR]] = {"polaris": (40, 190, 230), "maxxum": (30, 30, 190)}
+_BODY_HEIGHT_M: Final = {Vehicle.POLARIS: 1.9, Vehicle.MAXXUM: 2.95}
+_BODY_COLOR: Final[dict[str, BGR]] = {Vehicle.POLARIS: (40, 190, 230), Vehicle.MAXXUM: (30, 30, 190)}
 _DEFAULT_BODY_HEIGHT_M: Final = 2.0
 _DEFAULT_BODY_COLOR: Final[BGR] = (90, 90, 90)
 _OVERHANG_M: Final = 0.2  # body beyond each tyre, front and rear

@@ -14,6 +14,7 @@ from typing import Final
 import numpy as np
 from numpy.typing import NDArray
 
+from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim.camera import MAXXUM_CAMERA, OPTICAL_FRAMES, POLARIS_CAMERA, Camera, CameraParams, camera_mount
 from acres_sim.clock import is_due
 from acres_sim.kinematics import VehicleState
@@ -24,8 +25,8 @@ from acres_sim.vehicles import VehicleParams
 __all__ = ["PERCEPTION_RATE_HZ", "AgentSensors", "CaptureJob", "SensorFrame", "capture_all", "perception_due"]
 
 PERCEPTION_RATE_HZ: Final = 10
-_LIDARS: Final = {"polaris": POLARIS_LIDAR, "maxxum": MAXXUM_LIDAR}
-_CAMERAS: Final = {"polaris": POLARIS_CAMERA, "maxxum": MAXXUM_CAMERA}
+_LIDARS: Final = {Vehicle.POLARIS: POLARIS_LIDAR, Vehicle.MAXXUM: MAXXUM_LIDAR}
+_CAMERAS: Final = {Vehicle.POLARIS: POLARIS_CAMERA, Vehicle.MAXXUM: MAXXUM_CAMERA}
 
 
 def perception_due(step: int) -> bool:

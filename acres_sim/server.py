@@ -67,6 +67,7 @@ from acres_bridge.wire.perception import (
     encode_camera_frame,
     encode_lidar_frame,
 )
+from acres_bridge.wire.vocabulary import SensorKind, SimState, Vehicle
 from acres_sim import __version__
 from acres_sim.can_bus import CanPort
 from acres_sim.clock import PHYSICS_RATE_HZ as PHYSICS_HZ
@@ -76,7 +77,7 @@ from acres_sim.pacing import REPORT_INTERVAL_S, SLOW_RTF, RealTimePacer
 from acres_sim.sensors import PERCEPTION_RATE_HZ, CaptureJob, SensorFrame
 from acres_sim.tractor import command_from_message, observation_message
 from acres_sim.vehicles import VehicleParams
-from acres_sim.world import SimState, StepOutput, VehicleKind, World
+from acres_sim.world import StepOutput, World
 
 __all__ = ["SimServer", "StepObserver", "sensor_meta", "wire_ins"]
 
@@ -122,12 +123,12 @@ def sensor_meta(world: World, index: int) -> SensorMeta:
     rig = world.sensors(index)
     mounts = []
     for position, mount in enumerate(params.mounts):
-        kind, rate, settings = "frame", 0.0, {}
+        kind, rate, settings = SensorKind.FRAME, 0.0, {}
         if mount.frame == "imu_link":
-            kind, rate = "ins", 100.0
+            kind, rate = SensorKind.INS, 100.0
         elif rig is not None and position == rig.lidar_index:
             lidar = rig.lidar_params
-            kind, rate = "lidar", float(PERCEPTION_RATE_HZ)
+            kind, rate = SensorKind.LIDAR, float(PERCEPTION_RATE_HZ)
             settings = {
                 **LidarLayout(lidar.columns, lidar.rings).settings(),
                 "vertical_fov_deg": [lidar.lower_fov_deg, lidar.upper_fov_deg],
@@ -135,7 +136,7 @@ def sensor_meta(world: World, index: int) -> SensorMeta:
             }
         elif rig is not None and rig.camera is not None and position == rig.camera_index:
             camera = rig.camera_params
-            kind, rate = "camera", float(PERCEPTION_RATE_HZ)
+            kind, rate = SensorKind.CAMERA, float(PERCEPTION_RATE_HZ)
             settings = CameraIntrinsics(camera.width, camera.height, camera.k, camera.d).settings()
         mounts.append(
             SensorMount(
@@ -151,7 +152,7 @@ def sensor_meta(world: World, index: int) -> SensorMeta:
         )
     return SensorMeta(
         agent=index,
-        vehicle=str(agent.vehicle),
+        vehicle=agent.vehicle,
         utm_epsg=UTM_EPSG,
         world_origin_utm=(georef.origin_easting, georef.origin_northing, georef.origin_height),
         sensors=tuple(mounts),
@@ -248,7 +249,7 @@ class SimServer:
             sensor_port = self._listen(host, base, "sensor", index)
             vehicle_port = self._listen(host, base + 1 if base else 0, "vehicle", index)
             vehicle = world.agent(index).vehicle
-            if vehicle is VehicleKind.MAXXUM:
+            if vehicle == Vehicle.MAXXUM:
                 fixed = can_udp_port if can_udp_port and not self._can else 0
                 can = self._can[index] = CanPort(host, index, port=fixed)
                 self._selector.register(can.sock, selectors.EVENT_READ, can)
@@ -258,7 +259,7 @@ class SimServer:
                 AgentEntry(
                     index=index,
                     name=name,
-                    vehicle=str(vehicle),
+                    vehicle=vehicle,
                     sensor_port=sensor_port,
                     vehicle_port=vehicle_port,
                     can_port=self._can[index].port if index in announced else 0,
@@ -269,7 +270,7 @@ class SimServer:
             simulator=f"acres_sim {__version__}",
             session_start_utc=f"{world.start_utc:%Y%m%dT%H%M%S}",
             map=world.map_name,
-            source=str(world.source),
+            source=world.source,
             lockstep=world.lockstep,
             seed=world.seed,
             physics_hz=PHYSICS_HZ,
@@ -514,7 +515,10 @@ class SimServer:
         world = self.world
         if world.state is not SimState.PAUSED:
             status = StepStatus.STOPPED if world.state is SimState.STOPPED else StepStatus.NOT_PAUSED
-            self._send(connection, encode(StepDone(request.request_id, world.step, status)))
+            self._send(
+                connection,
+                encode(StepDone(request_id=request.request_id, last_step=world.step, status=status)),
+            )
             return
         self._await_commands(request.command_seqs)
         for _ in range(request.steps):
@@ -524,11 +528,11 @@ class SimServer:
             if any(len(c.out) > _FLUSH_BYTES for c in self._connections):
                 self._flush_all()
         self._send_renders(wait=True)  # every cloud and image of these steps goes before the mark
-        mark = encode(StreamMark(world.step))
+        mark = encode(StreamMark(last_step=world.step))
         for stream in self._connections:
             if stream.ready and stream.listener != "control":
                 self._send(stream, mark)
-        self._send(connection, encode(StepDone(request.request_id, world.step)))
+        self._send(connection, encode(StepDone(request_id=request.request_id, last_step=world.step)))
         self._flush_all()
 
     def _await_commands(self, seqs: Iterable[int]) -> None:
@@ -578,10 +582,10 @@ class SimServer:
             step=snapshot.step,
             stamp_ns=snapshot.stamp_ns,
             episode_time_s=snapshot.episode_time_s,
-            state=int(snapshot.state),
+            state=snapshot.state,
             lockstep=snapshot.lockstep,
             seed=snapshot.seed,
-            source=str(snapshot.source),
+            source=snapshot.source,
             map=snapshot.map,
             agents=snapshot.agents,
         )
@@ -598,7 +602,7 @@ class SimServer:
     def _emit(self, output: StepOutput) -> None:
         for observer in self._observers:
             observer.on_step(self.world, output)
-        clock = encode(Clock(output.step, output.stamp_ns))
+        clock = encode(Clock(step=output.step, stamp_ns=output.stamp_ns))
         ins = [encode(wire_ins(sample)) for sample in output.ins]
         reports = {index: encode(report) for index, report in output.dbw}
         for index, observation in output.tractors:

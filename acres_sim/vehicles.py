@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Final
 
+from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim.errors import ParamsError
 from acres_sim.rotation import Quaternion, Vec3, quaternion_from_rpy
 
@@ -53,7 +54,7 @@ class VehicleParams:
     change of speed.
     """
 
-    vehicle: str
+    vehicle: Vehicle
     wheelbase_m: float
     track_m: float
     mass_kg: float
@@ -148,7 +149,7 @@ class PolarisParams(VehicleParams):
     steering ratio, the ratio being the steering-wheel limit over the road-wheel limit.
     """
 
-    vehicle: str = "polaris"
+    vehicle: Vehicle = Vehicle.POLARIS
     wheelbase_m: float = 2.06
     track_m: float = 1.32
     mass_kg: float = 900.0
@@ -215,7 +216,7 @@ _MAXXUM_MOUNTS: Final = (
 class MaxxumParams(VehicleParams):
     """The Maxxum tractor."""
 
-    vehicle: str = "maxxum"
+    vehicle: Vehicle = Vehicle.MAXXUM
     wheelbase_m: float = 2.9
     track_m: float = 1.9
     mass_kg: float = 6500.0

@@ -19,10 +19,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from enum import IntEnum, StrEnum
 from typing import Final
 
 from acres_bridge.wire.dbw import DbwCommand, DbwReport, DbwTarget
+from acres_bridge.wire.vocabulary import SimState, Source, Vehicle
 from acres_sim import kinematics
 from acres_sim.clock import PHYSICS_DT_S, ins_due, step_stamp_ns
 from acres_sim.dbw import DbwSystem, report_due
@@ -42,10 +42,7 @@ __all__ = [
     "AgentStatus",
     "Episode",
     "Pose2D",
-    "SimState",
-    "Source",
     "StepOutput",
-    "VehicleKind",
     "World",
 ]
 
@@ -56,28 +53,6 @@ DEFAULT_MAP: Final = "V03ACRE"
 _POLARIS_GAP_M: Final = 25.0
 _MAXXUM_PARKING_OFFSET_M: Final = 12.0
 _MAXXUM_GAP_M: Final = 6.0
-
-
-class VehicleKind(StrEnum):
-    """The vehicle of an agent."""
-
-    POLARIS = "polaris"
-    MAXXUM = "maxxum"
-
-
-class SimState(IntEnum):
-    """The simulation state, with the numbers of the Episode message."""
-
-    STOPPED = 0
-    PLAYING = 1
-    PAUSED = 2
-
-
-class Source(StrEnum):
-    """Which simulator a session runs in, as the Episode message names it."""
-
-    UNREAL = "unreal"
-    CORE = "core"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +75,7 @@ class AgentSpec:
     """
 
     name: str
-    vehicle: VehicleKind = VehicleKind.POLARIS
+    vehicle: Vehicle = Vehicle.POLARIS
     params: VehicleParams | None = None
     start: Pose2D | None = None
     ins: InsParams = field(default_factory=InsParams)
@@ -111,9 +86,9 @@ class AgentSpec:
         if not self.name:
             raise AgentError("AgentSpec.name: expected a non-empty name")
         try:
-            object.__setattr__(self, "vehicle", VehicleKind(self.vehicle))
+            object.__setattr__(self, "vehicle", Vehicle(self.vehicle))
         except ValueError:
-            kinds = [k.value for k in VehicleKind]
+            kinds = [k.value for k in Vehicle]
             raise AgentError(f"AgentSpec.vehicle {self.vehicle!r}: expected one of {kinds}") from None
 
 
@@ -130,7 +105,7 @@ class AgentStatus:
 
     index: int
     name: str
-    vehicle: VehicleKind
+    vehicle: Vehicle
     params: VehicleParams
     start: Pose2D
     state: VehicleState
@@ -267,7 +242,7 @@ class World:
         except ValueError:
             raise ParamsError(f"World source {source!r}: expected 'unreal' or 'core'") from None
         if self._source is Source.CORE:
-            maxxums = [a.name for a in agents if VehicleKind(a.vehicle) is VehicleKind.MAXXUM]
+            maxxums = [a.name for a in agents if Vehicle(a.vehicle) == Vehicle.MAXXUM]
             if maxxums:
                 raise AgentError(
                     f"ACRES Core has only the Polaris; the session lists Maxxum agents {maxxums}"
@@ -288,18 +263,18 @@ class World:
     def _make_agent(self, index: int, spec: AgentSpec, specs: Sequence[AgentSpec]) -> _Agent:
         """Resolve the defaults of ``spec`` and put its vehicle at its start pose."""
         vehicle = spec.vehicle
-        params = spec.params or (POLARIS if vehicle is VehicleKind.POLARIS else MAXXUM)
+        params = spec.params or (POLARIS if vehicle == Vehicle.POLARIS else MAXXUM)
         start = spec.start or self._default_start(index, vehicle, specs)
         autopilot = bool(spec.autopilot)
         dbw = None
-        if vehicle is VehicleKind.POLARIS:
+        if vehicle == Vehicle.POLARIS:
             if not isinstance(params, PolarisParams):
                 raise ParamsError(
                     f"agent {spec.name!r}: a Polaris needs PolarisParams, got {type(params).__name__}"
                 )
             dbw = DbwSystem(params)
         tractor = None
-        if vehicle is VehicleKind.MAXXUM:
+        if vehicle == Vehicle.MAXXUM:
             if not isinstance(params, MaxxumParams):
                 raise ParamsError(
                     f"agent {spec.name!r}: a Maxxum needs MaxxumParams, got {type(params).__name__}"
@@ -327,10 +302,10 @@ class World:
             sensors=sensors,
         )
 
-    def _default_start(self, index: int, vehicle: VehicleKind, specs: Sequence[AgentSpec]) -> Pose2D:
+    def _default_start(self, index: int, vehicle: Vehicle, specs: Sequence[AgentSpec]) -> Pose2D:
         """The k-th Polaris 25 m behind the (k-1)-th on the route; the k-th Maxxum parked east of it."""
         k = sum(1 for s in specs[:index] if s.vehicle is vehicle)
-        if vehicle is VehicleKind.POLARIS:
+        if vehicle == Vehicle.POLARIS:
             x, y, yaw = self._route.pose_at(-_POLARIS_GAP_M * k)
             return Pose2D(x, y, yaw)
         east = float(self._route.xy[:, 0].max()) + _MAXXUM_PARKING_OFFSET_M + _MAXXUM_GAP_M * k

@@ -20,8 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
+from acres_bridge.wire.vocabulary import Source, Vehicle
 from acres_sim.server import SimServer
-from acres_sim.world import AgentSpec, Source, StepOutput, VehicleKind, World
+from acres_sim.world import AgentSpec, StepOutput, World
 
 __all__ = ["SendLoggingServer", "main"]
 
@@ -62,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     world = World(
         seed=args.seed,
         start_utc=START_UTC,
-        agents=[AgentSpec(name="polaris", vehicle=VehicleKind.POLARIS)],
+        agents=[AgentSpec(name="polaris", vehicle=Vehicle.POLARIS)],
         lockstep=False,
         source=Source.UNREAL,
         perception=False,  # the latency rows are the INS's and the clock's, without clouds and images

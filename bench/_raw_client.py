@@ -19,6 +19,7 @@ from types import TracebackType
 from acres_bridge.wire import (
     PROTOCOL_VERSION,
     ClientHello,
+    ClientRole,
     EpisodeInfo,
     FrameKind,
     FrameReader,
@@ -59,7 +60,10 @@ class RawClient:
         hello, step = self._handshake(control.sock)
         self.last_step = step
         for agent in hello.agents:
-            for role, agent_port in (("sensor", agent.sensor_port), ("vehicle", agent.vehicle_port)):
+            for role, agent_port in (
+                (ClientRole.SENSOR, agent.sensor_port),
+                (ClientRole.VEHICLE, agent.vehicle_port),
+            ):
                 if agent_port:
                     channel = self._connect(host, agent_port, f"{role}/{agent.index}")
                     hello_frame = ClientHello(
@@ -112,7 +116,9 @@ class RawClient:
                     hello = message
                     if not hello.lockstep:
                         raise BenchError("the raw client needs a lockstep simulator; this one runs free")
-                    client = ClientHello(protocol_version=PROTOCOL_VERSION, client=_CLIENT, role="control")
+                    client = ClientHello(
+                        protocol_version=PROTOCOL_VERSION, client=_CLIENT, role=ClientRole.CONTROL
+                    )
                     sock.sendall(encode(client))
                 elif isinstance(message, EpisodeInfo) and hello is not None:
                     return hello, message.step
@@ -143,10 +149,16 @@ class RawClient:
         self._next_request += 1
         last_step = self.last_step + steps
         for channel in self._channels:
-            done = StepDone(request_id, last_step) if channel is self._control else StreamMark(last_step)
+            done = (
+                StepDone(request_id=request_id, last_step=last_step)
+                if channel is self._control
+                else StreamMark(last_step=last_step)
+            )
             channel.expected = encode(done)
             channel.done = False
-        self._control.sock.sendall(encode(StepRequest(request_id, steps, (0,) * self._agents)))
+        self._control.sock.sendall(
+            encode(StepRequest(request_id=request_id, steps=steps, command_seqs=(0,) * self._agents))
+        )
         pending = len(self._channels)
         deadline = time.monotonic() + self._timeout_s
         while pending:

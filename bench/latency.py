@@ -21,6 +21,7 @@ from typing import Any
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu
 
+from acres_bridge.convert.stamps import time_ns
 from acres_bridge.msg_profiles import load_profiles
 from acres_bridge.processes import SIMULATOR_READY_LINE, free_port
 from bench._processes import BRIDGE_SUBSYSTEMS, START_TIMEOUT_S, Children
@@ -45,7 +46,6 @@ ROWS = (
     (BRIDGE_CPU, "ms/sim s"),
 )
 
-_NS_PER_S = 1_000_000_000
 _RATES_HZ = {"ins": 100, "clock": 120}
 _TOPICS = {"ins": "/oxts/imu", "clock": "/clock"}
 
@@ -69,7 +69,7 @@ class _Receipts:
         def note(message: Any) -> None:
             now = time.monotonic_ns()
             stamp = stamp_of(message)
-            received.append((stamp.sec * _NS_PER_S + stamp.nanosec, now))
+            received.append((time_ns(stamp), now))
 
         return note
 

@@ -15,7 +15,7 @@ import numpy as np
 from can_msgs.msg import Frame
 
 from acres_bridge.convert.dbw import CommandRefusedError
-from acres_bridge.convert.ins import stamp
+from acres_bridge.convert.stamps import stamp, time_ns
 from acres_bridge.wire.can import EXTENDED_ID_MASK, STANDARD_ID_MASK, CanFrame, is_barrier
 from acres_bridge.wire.messages import MAX_STAMP_NS
 
@@ -31,7 +31,6 @@ __all__ = [
 CAN_FRAME_ID: Final = "can"  # the spec's frame of every CAN message, without a frame prefix
 MAX_DLC: Final = 8
 _DATA_BYTES: Final = 8
-_NS_PER_S: Final = 1_000_000_000
 
 
 class CanFrameRefusedError(CommandRefusedError):
@@ -60,7 +59,7 @@ def frame_message(frame: CanFrame, frame_id: str = CAN_FRAME_ID) -> Frame:
 
 def _stamp_ns(header: Any) -> int:
     """The header's time in ns when a frame may carry it (0 .. MAX_STAMP_NS), else 0."""
-    ns = int(header.stamp.sec) * _NS_PER_S + int(header.stamp.nanosec)
+    ns = time_ns(header.stamp)
     return ns if 0 <= ns <= MAX_STAMP_NS else 0
 
 

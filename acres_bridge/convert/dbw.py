@@ -27,7 +27,7 @@ from ds_dbw_msgs.msg import (
 )
 from std_msgs.msg import Bool
 
-from acres_bridge.convert.ins import stamp
+from acres_bridge.convert.stamps import stamp
 from acres_bridge.wire.dbw import (
     COMMAND_FLAG_CLEAR,
     COMMAND_FLAG_COAST_DECEL,
@@ -212,13 +212,13 @@ def command_from_message(message: Any) -> DbwCommand | None:
     if isinstance(message, SteeringCmd):
         cmd = _in_range("steering", message.cmd_type, message.cmd, STEERING_RANGES)
         return DbwCommand(
-            0,
-            DbwTarget.STEERING,
-            message.cmd_type,
-            _flags(message, _COMMON_FLAGS),
-            cmd,
-            _limit("steering: cmd_rate", message.cmd_rate),
-            _limit("steering: cmd_accel", message.cmd_accel),
+            seq=0,
+            target=DbwTarget.STEERING,
+            cmd_type=message.cmd_type,
+            flags=_flags(message, _COMMON_FLAGS),
+            cmd=cmd,
+            limit_1=_limit("steering: cmd_rate", message.cmd_rate),
+            limit_2=_limit("steering: cmd_accel", message.cmd_accel),
         )
     if isinstance(message, ThrottleCmd | BrakeCmd):
         kind, ranges = (
@@ -227,13 +227,13 @@ def command_from_message(message: Any) -> DbwCommand | None:
         target = DbwTarget.THROTTLE if isinstance(message, ThrottleCmd) else DbwTarget.BRAKE
         cmd = _in_range(kind, message.cmd_type, message.cmd, ranges)
         return DbwCommand(
-            0,
-            target,
-            message.cmd_type,
-            _flags(message, _COMMON_FLAGS),
-            cmd,
-            _limit(f"{kind}: rate_inc", message.rate_inc),
-            _limit(f"{kind}: rate_dec", message.rate_dec),
+            seq=0,
+            target=target,
+            cmd_type=message.cmd_type,
+            flags=_flags(message, _COMMON_FLAGS),
+            cmd=cmd,
+            limit_1=_limit(f"{kind}: rate_inc", message.rate_inc),
+            limit_2=_limit(f"{kind}: rate_dec", message.rate_dec),
         )
     if isinstance(message, GearCmd):
         value = message.cmd.value
@@ -243,16 +243,16 @@ def command_from_message(message: Any) -> DbwCommand | None:
             raise CommandRefusedError(
                 f"gear: cmd.value {value} is not one of {COMMAND_GEARS} (1 P, 2 R, 3 N, 4 H, 5 L)"
             )
-        return DbwCommand(0, DbwTarget.GEAR, value, 0, 0.0)
+        return DbwCommand(seq=0, target=DbwTarget.GEAR, cmd_type=value, flags=0, cmd=0.0)
     if isinstance(message, UlcCmd):
         cmd = _in_range("ulc", message.cmd_type, message.cmd, ULC_RANGES)
         return DbwCommand(
-            0,
-            DbwTarget.ULC,
-            message.cmd_type,
-            _flags(message, _ULC_FLAGS),
-            cmd,
-            _limit("ulc: limit_accel", message.limit_accel),
-            _limit("ulc: limit_decel", message.limit_decel),
+            seq=0,
+            target=DbwTarget.ULC,
+            cmd_type=message.cmd_type,
+            flags=_flags(message, _ULC_FLAGS),
+            cmd=cmd,
+            limit_1=_limit("ulc: limit_accel", message.limit_accel),
+            limit_2=_limit("ulc: limit_decel", message.limit_decel),
         )
     raise TypeError(f"not a drive-by-wire command: {type(message).__name__}")

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from acres_bridge.wire.vocabulary import Vehicle
+
 __all__ = ["FrameNames", "frame_names"]
 
 # Frames that never get a prefix, per vehicle (the spec: utm, can and world; on the Polaris
 # also imu_link and oxts_link).
 _UNPREFIXED = {
-    "polaris": frozenset({"utm", "can", "world", "imu_link", "oxts_link"}),
-    "maxxum": frozenset({"utm", "can", "world"}),
+    Vehicle.POLARIS: frozenset({"utm", "can", "world", "imu_link", "oxts_link"}),
+    Vehicle.MAXXUM: frozenset({"utm", "can", "world"}),
 }
+_CAMERA_OPTICAL = {Vehicle.POLARIS: "reolink_camera_optical", Vehicle.MAXXUM: "camera_optical"}
 
 
 @dataclass(frozen=True, kw_only=True)
 class FrameNames:
     """The frame names a vehicle's messages carry."""
 
+    vehicle: Vehicle
     utm: str
     base_footprint: str
     imu: str
@@ -32,11 +36,7 @@ class FrameNames:
 
     def apply(self, frame: str) -> str:
         """Any other frame of this vehicle (for example a sensor of the rig) with the prefix."""
-        return _prefixed(frame, self.prefix, self._vehicle_unprefixed)
-
-    @property
-    def _vehicle_unprefixed(self) -> frozenset[str]:
-        return _UNPREFIXED["polaris"] if self.oxts == "oxts_link" else _UNPREFIXED["maxxum"]
+        return _prefixed(frame, self.prefix, _UNPREFIXED[self.vehicle])
 
 
 def _prefixed(frame: str, prefix: str, unprefixed: frozenset[str]) -> str:
@@ -45,17 +45,18 @@ def _prefixed(frame: str, prefix: str, unprefixed: frozenset[str]) -> str:
 
 def frame_names(*, vehicle: str, frame_prefix: str = "", utm_frame: str = "utm") -> FrameNames:
     """Frame names for a vehicle ('polaris' or 'maxxum'), a prefix like 'polaris2/' and utm's name."""
-    if vehicle not in _UNPREFIXED:
+    if vehicle not in tuple(Vehicle):
         raise ValueError(f"vehicle must be polaris or maxxum, found {vehicle!r}")
+    kind = Vehicle(vehicle)
     if frame_prefix and not frame_prefix.endswith("/"):
         frame_prefix += "/"
-    unprefixed = _UNPREFIXED[vehicle]
+    unprefixed = _UNPREFIXED[kind]
 
     def name(frame: str) -> str:
         return _prefixed(frame, frame_prefix, unprefixed)
 
-    camera = "reolink_camera_optical" if vehicle == "polaris" else "camera_optical"
     return FrameNames(
+        vehicle=kind,
         utm=utm_frame,
         base_footprint=name("base_footprint"),
         imu=name("imu_link"),
@@ -63,7 +64,7 @@ def frame_names(*, vehicle: str, frame_prefix: str = "", utm_frame: str = "utm")
         navsat=name("navsat_link"),
         gnss=name("gnss_link"),
         lidar=name("lidar"),
-        camera_optical=name(camera),
+        camera_optical=name(_CAMERA_OPTICAL[kind]),
         world="world",
         can="can",
         prefix=frame_prefix,

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 
-from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped, TwistStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, NavSatFix, NavSatStatus
 
 from acres_bridge.convert.frames import FrameNames
+from acres_bridge.convert.stamps import stamp
 from acres_bridge.wire.messages import InsSample
 
 __all__ = [
@@ -25,19 +25,12 @@ __all__ = [
     "odometry",
     "oxts_velocity",
     "quaternion_multiply",
-    "stamp",
     "transform",
 ]
 
 _HALF_SQRT2 = math.sqrt(0.5)
 # The OxTS axes (x left, y forward, z down) in base_footprint: 180 deg about (1, 1, 0)/sqrt(2).
 BODY_TO_OXTS = (_HALF_SQRT2, _HALF_SQRT2, 0.0, 0.0)
-_NS_PER_S = 1_000_000_000
-
-
-def stamp(stamp_ns: int) -> Time:
-    """builtin_interfaces/Time of integer nanoseconds."""
-    return Time(sec=stamp_ns // _NS_PER_S, nanosec=stamp_ns % _NS_PER_S)
 
 
 def quaternion_multiply(

@@ -22,7 +22,7 @@ from acres_interfaces.msg import LidarScan as LidarScanMessage
 from acres_interfaces.msg import SimStep as SimStepMessage
 from std_msgs.msg import String
 
-from acres_bridge.convert.ins import stamp
+from acres_bridge.convert.stamps import stamp, time_ns
 from acres_bridge.wire import (
     AgentReset,
     Clock,
@@ -31,6 +31,8 @@ from acres_bridge.wire import (
     EpisodeInfo,
     InsSample,
     ProtocolError,
+    SimState,
+    Source,
     encode,
 )
 from acres_bridge.wire.frames import HEADER
@@ -62,15 +64,7 @@ __all__ = [
     "maxxum_observation_to_message",
     "reset_from_message",
     "reset_to_message",
-    "time_ns",
 ]
-
-_NS_PER_S = 1_000_000_000
-
-
-def time_ns(time: Any) -> int:
-    """The nanoseconds of a builtin_interfaces/Time."""
-    return int(time.sec) * _NS_PER_S + int(time.nanosec)
 
 
 def clock_to_message(sample: Clock) -> SimStepMessage:
@@ -89,10 +83,10 @@ def episode_from_message(message: EpisodeMessage) -> EpisodeInfo:
         step=message.step,
         stamp_ns=time_ns(message.header.stamp),
         episode_time_s=message.episode_time_s,
-        state=message.state,
+        state=SimState(message.state),
         lockstep=message.lockstep,
         seed=message.seed,
-        source=message.source,
+        source=Source(message.source),
         map=message.map,
         agents=tuple(message.agents),
     )
@@ -239,7 +233,13 @@ def dbw_command_to_message(command: DbwCommand) -> DbwCommandLine:
 
 def dbw_command_from_message(message: DbwCommandLine) -> DbwCommand:
     return DbwCommand(
-        0, message.target, message.cmd_type, message.flags, message.cmd, message.limit_1, message.limit_2
+        seq=0,
+        target=message.target,
+        cmd_type=message.cmd_type,
+        flags=message.flags,
+        cmd=message.cmd,
+        limit_1=message.limit_1,
+        limit_2=message.limit_2,
     )
 
 

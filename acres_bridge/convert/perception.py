@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sensor_msgs.msg import CameraInfo, Image, PointCloud2, PointField
 
-from acres_bridge.convert.ins import stamp
+from acres_bridge.convert.stamps import stamp
 from acres_bridge.wire.perception import LIDAR_POINT_STEP, CameraImage, CameraIntrinsics, LidarScan
 
 __all__ = ["POINT_FIELDS", "camera_info", "image", "point_cloud"]

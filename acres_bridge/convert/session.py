@@ -5,7 +5,7 @@ from __future__ import annotations
 from acres_interfaces.msg import Episode
 from rosgraph_msgs.msg import Clock as ClockMessage
 
-from acres_bridge.convert.ins import stamp
+from acres_bridge.convert.stamps import stamp
 from acres_bridge.wire.messages import Clock, EpisodeInfo
 
 __all__ = ["clock", "episode"]

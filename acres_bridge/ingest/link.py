@@ -28,6 +28,7 @@ from acres_bridge.wire import (
     SAMPLE_TYPES,
     AgentReset,
     ClientHello,
+    ClientRole,
     ErrorReply,
     FrameKind,
     FrameReader,
@@ -35,6 +36,7 @@ from acres_bridge.wire import (
     ProtocolError,
     ResetSession,
     SetState,
+    SimState,
     StepDone,
     StepRequest,
     StepStatus,
@@ -44,6 +46,7 @@ from acres_bridge.wire import (
 )
 from acres_bridge.wire.can import CanFrame
 from acres_bridge.wire.frames import Frame
+from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = [
     "LinkCounters",
@@ -67,7 +70,7 @@ def can_ports(hello: Hello, can_udp_port: int = 0) -> dict[int, int]:
     `can_udp_port` (the bridge's parameter, the game's -RlCanUdp=) is the first Maxxum's, announced or not."""
     ports = {agent.index: agent.can_port for agent in hello.agents if agent.can_port}
     if can_udp_port:
-        first_maxxum = next((agent.index for agent in hello.agents if agent.vehicle == "maxxum"), None)
+        first_maxxum = next((agent.index for agent in hello.agents if agent.vehicle == Vehicle.MAXXUM), None)
         if first_maxxum is not None:
             ports[first_maxxum] = can_udp_port
     return ports
@@ -127,7 +130,7 @@ class SimulatorConnection(Protocol):
     def request_steps(self, steps: int, *, timeout_s: float) -> StepOutcome: ...
     def abort_pending(self, reason: str) -> None: ...
     def send(self, agent: int, sample: object) -> bool: ...
-    def set_state(self, state: int) -> bool: ...
+    def set_state(self, state: SimState) -> bool: ...
     def reset_session(self, reason: str = "") -> bool: ...
 
 
@@ -253,7 +256,7 @@ class SimulatorLink:
             self._next_request = (self._next_request % 0xFFFFFFFF) + 1
             pending = _PendingStep(request_id)
             self._pending[request_id] = pending
-        request = StepRequest(request_id, steps, tuple(self._command_seqs))
+        request = StepRequest(request_id=request_id, steps=steps, command_seqs=tuple(self._command_seqs))
         if not self._send(control, encode(request)):
             with self._pending_lock:
                 self._pending.pop(request_id, None)
@@ -321,7 +324,7 @@ class SimulatorLink:
             return False
         return True
 
-    def set_state(self, state: int) -> bool:
+    def set_state(self, state: SimState) -> bool:
         return self._send_control(encode(SetState(state=state)))
 
     def reset_session(self, reason: str = "") -> bool:
@@ -412,11 +415,16 @@ class SimulatorLink:
             hello = decode(self._read_frame(control, FrameKind.HELLO))
             assert isinstance(hello, Hello)
             client = ClientHello(
-                protocol_version=PROTOCOL_VERSION, client=f"acres_bridge {__version__}", role="control"
+                protocol_version=PROTOCOL_VERSION,
+                client=f"acres_bridge {__version__}",
+                role=ClientRole.CONTROL,
             )
             control.sock.sendall(encode(client))
             for agent in hello.agents:
-                for role, port in (("sensor", agent.sensor_port), ("vehicle", agent.vehicle_port)):
+                for role, port in (
+                    (ClientRole.SENSOR, agent.sensor_port),
+                    (ClientRole.VEHICLE, agent.vehicle_port),
+                ):
                     if port == 0:
                         continue
                     channel = _Channel(f"{role}/{agent.index}", self._connect(port, role), FrameReader())

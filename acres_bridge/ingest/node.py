@@ -38,7 +38,7 @@ from acres_bridge.ingest.link import SimulatorConnection, SimulatorLink, StepOut
 from acres_bridge.ingest.simulation_control import SimulationControl
 from acres_bridge.pace import PaceMeter
 from acres_bridge.shutdown import add_shutdown_hook, remove_shutdown_hook
-from acres_bridge.wire import Clock, EpisodeInfo, Hello, SensorMeta
+from acres_bridge.wire import Clock, EpisodeInfo, Hello, SensorMeta, SimState
 
 __all__ = ["IngestNode"]
 
@@ -66,7 +66,7 @@ class _PublishedSteps:
             )
         return outcome
 
-    def set_state(self, state: int) -> bool:
+    def set_state(self, state: SimState) -> bool:
         return self._link.set_state(state)
 
     def reset_session(self, reason: str = "") -> bool:

@@ -46,11 +46,20 @@ FEATURES = (
 )
 
 
+# The episode's states and the simulation_interfaces states they are, both ways.
+_SIMULATION_STATE: dict[SimState, int] = {
+    SimState.STOPPED: SimulationState.STATE_STOPPED,
+    SimState.PLAYING: SimulationState.STATE_PLAYING,
+    SimState.PAUSED: SimulationState.STATE_PAUSED,
+}
+_WIRE_STATE: dict[int, SimState] = {number: state for state, number in _SIMULATION_STATE.items()}
+
+
 class SimulatorCommands(Protocol):
     """What simulation control needs from the simulator connection."""
 
     def request_steps(self, steps: int, *, timeout_s: float) -> StepOutcome: ...
-    def set_state(self, state: int) -> bool: ...
+    def set_state(self, state: SimState) -> bool: ...
     def reset_session(self, reason: str = "") -> bool: ...
 
 
@@ -122,12 +131,7 @@ class SimulationControl:
         info = self._episode()
         if info is None:
             return int(SimulationState.STATE_NO_WORLD)
-        states: dict[SimState, int] = {
-            SimState.STOPPED: SimulationState.STATE_STOPPED,
-            SimState.PLAYING: SimulationState.STATE_PLAYING,
-            SimState.PAUSED: SimulationState.STATE_PAUSED,
-        }
-        return states[SimState(info.state)]
+        return _SIMULATION_STATE[info.state]
 
     def _not_paused(self) -> str | None:
         state = self.current_state()
@@ -185,7 +189,7 @@ class SimulationControl:
                 SetSimulationState.Response.INCORRECT_TRANSITION,
                 "this is a lockstep session: it advances only with /step_simulation or /simulate_steps",
             )
-        elif not self._commands.set_state(int(target)):
+        elif not self._commands.set_state(_WIRE_STATE[target]):
             response.result = _result(
                 SetSimulationState.Response.STATE_TRANSITION_ERROR, "simulator unreachable"
             )

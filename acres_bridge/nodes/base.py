@@ -20,6 +20,7 @@ from rclpy.publisher import Publisher
 from acres_bridge.convert.frames import FrameNames, frame_names
 from acres_bridge.ingest.channels import IngestChannel, SampleSubscription
 from acres_bridge.msg_profiles import Direction, MsgProfiles, TopicSpec, load_profiles
+from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = ["SubsystemNode", "profiles"]
 
@@ -40,10 +41,10 @@ class SubsystemNode(Node):
     def __init__(self, **node_options: Any) -> None:
         node_options.setdefault("node_name", self.DEFAULT_NODE_NAME)
         super().__init__(**node_options)
-        vehicle = str(self.declare_parameter("vehicle", "polaris").value)
-        if vehicle not in ("polaris", "maxxum"):
+        vehicle = str(self.declare_parameter("vehicle", str(Vehicle.POLARIS)).value)
+        if vehicle not in tuple(Vehicle):
             raise ValueError(f"parameter vehicle must be polaris or maxxum, found {vehicle!r}")
-        self.vehicle = vehicle
+        self.vehicle = Vehicle(vehicle)
         self.agent = int(self.declare_parameter("agent", 0).value)
         ingest_namespace = str(self.declare_parameter("ingest_namespace", "").value)
         self.ingest_namespace = ingest_namespace or self.get_namespace()

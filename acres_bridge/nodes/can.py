@@ -29,6 +29,7 @@ from acres_bridge.ingest.channels import CAN_RX, CAN_TX, SampleOutlet
 from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.nodes.command_fence import CommandFence
 from acres_bridge.wire.can import CanFrame
+from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = ["Can"]
 
@@ -40,7 +41,7 @@ class Can(SubsystemNode):
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
-        if self.vehicle != "maxxum":
+        if self.vehicle != Vehicle.MAXXUM:
             raise ValueError(f"the can node serves the Maxxum's CAN bus; a {self.vehicle} has none")
         self.fence = CommandFence(self, what="can/tx frame")
         self.refused: Counter[str] = Counter()

@@ -19,6 +19,7 @@ from acres_bridge.ingest.channels import DBW_COMMAND, DBW_REPORT, SampleOutlet
 from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.nodes.command_fence import CommandFence
 from acres_bridge.wire import DbwCommand, DbwReport, DbwTarget
+from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = ["Dbw"]
 
@@ -47,7 +48,7 @@ class Dbw(SubsystemNode):
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
-        if self.vehicle != "polaris":
+        if self.vehicle != Vehicle.POLARIS:
             raise ValueError(f"the drive-by-wire node serves a Polaris, not a {self.vehicle}")
         self._reports = [self.publisher(name) for name in REPORT_TOPICS]
         self._commands: SampleOutlet[DbwCommand] = SampleOutlet(
@@ -59,10 +60,16 @@ class Dbw(SubsystemNode):
         for name in COMMAND_TOPICS:
             self.subscription(name, self._on_command)
         self.subscription(
-            "/vehicle/enable", lambda _message: self._send(DbwCommand(0, DbwTarget.ENABLE, 0, 0, 0.0))
+            "/vehicle/enable",
+            lambda _message: self._send(
+                DbwCommand(seq=0, target=DbwTarget.ENABLE, cmd_type=0, flags=0, cmd=0.0)
+            ),
         )
         self.subscription(
-            "/vehicle/disable", lambda _message: self._send(DbwCommand(0, DbwTarget.DISABLE, 0, 0, 0.0))
+            "/vehicle/disable",
+            lambda _message: self._send(
+                DbwCommand(seq=0, target=DbwTarget.DISABLE, cmd_type=0, flags=0, cmd=0.0)
+            ),
         )
         self.samples(DBW_REPORT, self._on_report)
 

@@ -14,6 +14,7 @@ from acres_bridge.convert import ins as convert
 from acres_bridge.ingest.channels import INS
 from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.wire import InsSample
+from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = ["Ins"]
 
@@ -25,7 +26,7 @@ class Ins(SubsystemNode):
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
-        polaris = self.vehicle == "polaris"
+        polaris = self.vehicle == Vehicle.POLARIS
         self._oxts = polaris
         self._odom = self.publisher("/vehicle/odom" if polaris else "odom")
         self._imu = self.publisher("/oxts/imu" if polaris else "imu/data")

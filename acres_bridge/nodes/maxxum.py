@@ -35,7 +35,7 @@ from tf2_msgs.msg import TFMessage
 
 from acres_bridge.convert import maxxum as convert
 from acres_bridge.convert.dbw import CommandRefusedError
-from acres_bridge.convert.ins import stamp
+from acres_bridge.convert.stamps import stamp
 from acres_bridge.ingest.channels import CLOCK, INS, MAXXUM_COMMAND, MAXXUM_OBSERVATION, SESSION, SampleOutlet
 from acres_bridge.ingest.channels import Session as IngestSession
 from acres_bridge.nodes.base import SubsystemNode
@@ -50,25 +50,18 @@ from acres_bridge.nodes.speed_controller import (
     control,
 )
 from acres_bridge.wire import Clock, Hello, InsSample, SensorMount
+from acres_bridge.wire.clock import NS_PER_S, is_due
 from acres_bridge.wire.maxxum import MaxxumCommand, MaxxumObservation
+from acres_bridge.wire.vocabulary import Vehicle
 
-__all__ = ["DEFAULT_CMD_TIMEOUT_S", "DEFAULT_MAX_SPEED_MPS", "Maxxum", "due_at"]
+__all__ = ["DEFAULT_CMD_TIMEOUT_S", "DEFAULT_MAX_SPEED_MPS", "Maxxum"]
 
-_NS_PER_S: Final = 1_000_000_000
 _SPEEDS_KEPT: Final = 16  # INS samples kept for the ticks: 0.16 s at 100 Hz
 _LOG_THROTTLE_S: Final = 1.0
 _DEFAULTS: Final = SpeedControllerParams()
 DEFAULT_MAX_SPEED_MPS: Final = _DEFAULTS.max_speed_mps  # the Maxxum's top speed, 40 km/h
 T = TypeVar("T")
 Guidance = tuple[float | None, float | None]  # (speed set point m/s, curvature 1/m); None: unchanged
-
-
-def due_at(step: int, rate_hz: int, physics_hz: int) -> bool:
-    """True when physics step ``step`` (from 1) is due at ``rate_hz`` on a ``physics_hz`` clock.
-
-    The steps spread the ticks as evenly as whole steps allow (20 Hz on 120 Hz: steps 6, 12, ...).
-    """
-    return step >= 1 and step * rate_hz // physics_hz > (step - 1) * rate_hz // physics_hz
 
 
 class Maxxum(SubsystemNode):
@@ -78,7 +71,7 @@ class Maxxum(SubsystemNode):
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
-        if self.vehicle != "maxxum":
+        if self.vehicle != Vehicle.MAXXUM:
             raise ValueError(f"the maxxum node serves a Maxxum, not a {self.vehicle}")
         self.controller = SpeedControllerParams(
             speed_kp=float(self.declare_parameter("speed_kp", _DEFAULTS.speed_kp).value),
@@ -90,7 +83,7 @@ class Maxxum(SubsystemNode):
             raise ValueError(
                 f"parameter cmd_timeout_s must be a finite number of seconds > 0, found {timeout_s}"
             )
-        self.cmd_timeout_ns = round(timeout_s * _NS_PER_S)
+        self.cmd_timeout_ns = round(timeout_s * NS_PER_S)
         self.fence = CommandFence(self, what="Maxxum command")
         self.accepted: Counter[str] = Counter()  # command messages taken, by topic
         self.refused: Counter[str] = Counter()  # refused, by topic ("unfenced": the fence is absent)
@@ -239,7 +232,7 @@ class Maxxum(SubsystemNode):
         commands: list[MaxxumCommand] = []
         with self._lock:
             self._now_ns = clock.stamp_ns
-            if due_at(clock.step, CONTROL_RATE_HZ, self._physics_hz):
+            if is_due(clock.step, CONTROL_RATE_HZ, self._physics_hz):
                 if self._pending is not None:  # its INS sample never came: tick with what there is
                     commands += self._tick(self._pending)
                 self._pending = clock
@@ -274,7 +267,7 @@ class Maxxum(SubsystemNode):
         else:
             if self._last_guidance_ns is not None:
                 self.get_logger().info(
-                    f"no guidance for {self.cmd_timeout_ns / _NS_PER_S} s of simulation time: "
+                    f"no guidance for {self.cmd_timeout_ns / NS_PER_S} s of simulation time: "
                     "the commands stop, the tractor's safety brake holds it"
                 )
                 self._last_guidance_ns = None

@@ -34,6 +34,7 @@ from acres_bridge.wire.perception import (
     LidarScan,
     camera_intrinsics,
 )
+from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = ["Perception"]
 
@@ -60,7 +61,7 @@ class Perception(SubsystemNode):
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
         depth = int(self.declare_parameter("queue_depth", 4).value)
-        polaris = self.vehicle == "polaris"
+        polaris = self.vehicle == Vehicle.POLARIS
         self._points = self.publisher("/lidar/points" if polaris else "lidar/points")
         self._image = self.publisher("/camera/image_raw" if polaris else "camera/image_raw")
         self._info = self.publisher("/camera/camera_info" if polaris else "camera/camera_info")

@@ -15,6 +15,7 @@ from typing import Any
 from acres_bridge.ingest.channels import AGENT_RESET, INS, SESSION, SampleOutlet, Session
 from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.wire import AgentReset, InsSample
+from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = ["PoseReset", "reset_in_world"]
 
@@ -50,7 +51,7 @@ class PoseReset(SubsystemNode):
         )
         self.samples(SESSION, self._on_session, agent=0)
         self.samples(INS, self._on_ins)
-        self.subscription("/sim/reset" if self.vehicle == "polaris" else "sim/reset", self._on_reset)
+        self.subscription("/sim/reset" if self.vehicle == Vehicle.POLARIS else "sim/reset", self._on_reset)
 
     def _on_session(self, session: Session) -> None:
         metas = session.sensor_meta

@@ -71,6 +71,7 @@ from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.other import _wiring
 from acres_bridge.other.paths import origin_transform, route_path
 from acres_bridge.other.pursuit import PursuitCommand, RouteTracker, georeference, route_origin_utm
+from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim.errors import ParamsError
 from acres_sim.georef import Georeference
 from acres_sim.rotation import yaw_from_quaternion
@@ -100,7 +101,7 @@ class DbwDemoDriver(SubsystemNode):
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
-        if self.vehicle != "polaris":
+        if self.vehicle != Vehicle.POLARIS:
             raise ValueError(f"dbw_demo_driver drives a Polaris; vehicle is {self.vehicle!r}")
         self.speed_mps = _wiring.finite_parameter(
             self,

@@ -30,6 +30,7 @@ from tf2_msgs.msg import TFMessage
 from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.other import _wiring
 from acres_bridge.other.paths import OdomTrail, origin_transform
+from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = ["OdomPath", "main"]
 
@@ -43,7 +44,7 @@ class OdomPath(SubsystemNode):
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
-        if self.vehicle != "polaris":
+        if self.vehicle != Vehicle.POLARIS:
             raise ValueError(f"odom_path follows the Polaris's /vehicle/odom; vehicle is {self.vehicle!r}")
         read_only = ParameterDescriptor(read_only=True)
         max_poses = self.declare_parameter("max_poses", 10000, read_only).value

@@ -30,6 +30,7 @@ from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.other import _wiring
 from acres_bridge.other.description import static_transforms, urdf
 from acres_bridge.wire.messages import SensorMount
+from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = ["PolarisDescription", "main"]
 
@@ -41,7 +42,7 @@ class PolarisDescription(SubsystemNode):
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
-        if self.vehicle != "polaris":
+        if self.vehicle != Vehicle.POLARIS:
             raise ValueError(f"polaris_description describes a Polaris; vehicle is {self.vehicle!r}")
         self._description = _wiring.publisher(self, "other_nodes", "/robot_description")
         self._tf_static = _wiring.publisher(self, "other_nodes", "/tf_static")
@@ -53,7 +54,7 @@ class PolarisDescription(SubsystemNode):
         meta = session.sensor_meta[self.agent] if self.agent < len(session.sensor_meta) else None
         if meta is None or meta.sensors in (self.rig, self._refused):
             return
-        if meta.vehicle != "polaris":
+        if meta.vehicle != Vehicle.POLARIS:
             self._refused = meta.sensors
             self.get_logger().error(f"agent {self.agent} is a {meta.vehicle}, not a Polaris: no description")
             return

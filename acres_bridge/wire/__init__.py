@@ -20,10 +20,8 @@ from acres_bridge.wire.messages import (
     SensorMeta,
     SensorMount,
     SetState,
-    SimState,
     StepDone,
     StepRequest,
-    StepStatus,
     StreamMark,
 )
 from acres_bridge.wire.perception import (
@@ -36,6 +34,7 @@ from acres_bridge.wire.perception import (
     lidar_layout,
 )
 from acres_bridge.wire.registry import DECODERS, MESSAGES, SAMPLE_TYPES, MessageSpec, decode, encode, spec_of
+from acres_bridge.wire.vocabulary import ClientRole, SensorKind, SimState, Source, StepStatus, Vehicle
 
 __all__ = [
     "DECODERS",
@@ -48,6 +47,7 @@ __all__ = [
     "CameraImage",
     "CameraIntrinsics",
     "ClientHello",
+    "ClientRole",
     "Clock",
     "DbwCommand",
     "DbwReport",
@@ -66,14 +66,17 @@ __all__ = [
     "ProtocolError",
     "ReportFlags",
     "ResetSession",
+    "SensorKind",
     "SensorMeta",
     "SensorMount",
     "SetState",
     "SimState",
+    "Source",
     "StepDone",
     "StepRequest",
     "StepStatus",
     "StreamMark",
+    "Vehicle",
     "camera_intrinsics",
     "decode",
     "encode",

@@ -65,7 +65,7 @@ COMMAND_RANGES: dict[DbwTarget, dict[int, tuple[float, float]]] = {
 COMMAND_GEARS = (1, 2, 3, 4, 5)  # P R N H L (ds_dbw_msgs calls 4 DRIVE); 0 is no command
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DbwCommand:
     """One drive-by-wire command, numbered on its vehicle channel from 1.
 
@@ -204,7 +204,9 @@ def decode_dbw_command(payload: bytes) -> DbwCommand:
     for name, limit in (("limit_1", limit_1), ("limit_2", limit_2)):
         if math.isnan(limit) or limit < 0:
             raise ProtocolError(f"DBW_COMMAND: {name} must be >= 0 or +inf, found {limit}")
-    return DbwCommand(seq, target, cmd_type, flags, cmd, limit_1, limit_2)
+    return DbwCommand(
+        seq=seq, target=target, cmd_type=cmd_type, flags=flags, cmd=cmd, limit_1=limit_1, limit_2=limit_2
+    )
 
 
 def decode_dbw_report(payload: bytes) -> DbwReport:

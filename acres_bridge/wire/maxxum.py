@@ -255,7 +255,7 @@ def _difflock(what: str, data: dict[str, Any]) -> Difflock:
 
 
 def _hitch_mode(what: str, data: dict[str, Any]) -> HitchMode:
-    return HitchMode(_one_of(what, data, "hitch_mode", tuple(str(mode) for mode in HitchMode)))
+    return _one_of(what, data, "hitch_mode", HitchMode)
 
 
 def decode_implement_controls(data: object, *, what: str = "implement controls") -> ImplementControls:

@@ -12,11 +12,14 @@ import json
 import math
 import struct
 from dataclasses import asdict, dataclass, field
-from enum import IntEnum
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypeVar
 
 from acres_bridge.wire.errors import ProtocolError
 from acres_bridge.wire.frames import PROTOCOL_VERSION
+from acres_bridge.wire.vocabulary import ClientRole, SensorKind, SimState, Source, StepStatus, Vehicle
+
+E = TypeVar("E", bound=StrEnum)
 
 __all__ = [
     "MAX_STAMP_NS",
@@ -32,10 +35,8 @@ __all__ = [
     "SensorMeta",
     "SensorMount",
     "SetState",
-    "SimState",
     "StepDone",
     "StepRequest",
-    "StepStatus",
     "StreamMark",
     "decode_agent_reset",
     "decode_client_hello",
@@ -59,20 +60,6 @@ __all__ = [
 ]
 
 
-class SimState(IntEnum):
-    """The simulation state as the spec's Episode message numbers it."""
-
-    STOPPED = 0
-    PLAYING = 1
-    PAUSED = 2
-
-
-SOURCES = ("unreal", "core")
-VEHICLES = ("polaris", "maxxum")
-CLIENT_ROLES = ("control", "sensor", "vehicle")
-SENSOR_KINDS = ("ins", "lidar", "camera", "frame")
-
-
 # ---- JSON messages ---------------------------------------------------------------------------
 
 
@@ -82,7 +69,7 @@ class AgentEntry:
 
     index: int
     name: str
-    vehicle: str  # "polaris" | "maxxum"
+    vehicle: Vehicle
     sensor_port: int
     vehicle_port: int
     can_port: int = 0
@@ -96,7 +83,7 @@ class Hello:
     simulator: str
     session_start_utc: str  # YYYYMMDDTHHMMSS
     map: str
-    source: str  # "unreal" | "core"
+    source: Source
     lockstep: bool
     seed: int
     physics_hz: int
@@ -109,7 +96,7 @@ class ClientHello:
 
     protocol_version: int
     client: str
-    role: str  # "control" | "sensor" | "vehicle"
+    role: ClientRole
     agent: int = 0  # the agent of a sensor or vehicle channel
 
 
@@ -131,10 +118,10 @@ class EpisodeInfo:
     step: int
     stamp_ns: int
     episode_time_s: float
-    state: int
+    state: SimState
     lockstep: bool
     seed: int
-    source: str
+    source: Source
     map: str
     agents: tuple[str, ...]
 
@@ -143,7 +130,7 @@ class EpisodeInfo:
 class SetState:
     """Ask the simulator to play, pause or stop."""
 
-    state: int
+    state: SimState
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -168,7 +155,7 @@ class SensorMount:
     """A sensor of the rig: its frame and its mount pose below base_footprint."""
 
     name: str
-    kind: str  # "ins" | "lidar" | "camera" | "frame" (a frame of the rig that is no sensor)
+    kind: SensorKind
     frame: str
     xyz_m: tuple[float, float, float]
     rpy_rad: tuple[float, float, float]
@@ -182,7 +169,7 @@ class SensorMeta:
     """The first frame of a sensor stream: the agent, its georeference and its sensor rig."""
 
     agent: int
-    vehicle: str
+    vehicle: Vehicle
     utm_epsg: int
     world_origin_utm: tuple[float, float, float]
     sensors: tuple[SensorMount, ...]
@@ -191,7 +178,7 @@ class SensorMeta:
 # ---- binary messages -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Clock:
     """One physics step: the step number and its simulation time."""
 
@@ -199,7 +186,7 @@ class Clock:
     stamp_ns: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StepRequest:
     """Run `steps` physics steps; answered by StepDone with the same request_id.
 
@@ -213,24 +200,16 @@ class StepRequest:
     command_seqs: tuple[int, ...] = ()
 
 
-class StepStatus(IntEnum):
-    """How the simulator answered a step request."""
-
-    DONE = 0  # the steps ran; every stream carries a mark at last_step after their data
-    NOT_PAUSED = 1  # refused: steps run only while the simulation is paused
-    STOPPED = 2  # refused: the simulation is stopped
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StepDone:
     """The answer to a StepRequest: done through last_step, or refused (nothing ran)."""
 
     request_id: int
     last_step: int
-    status: int = StepStatus.DONE
+    status: StepStatus = StepStatus.DONE
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StreamMark:
     """On a sensor or vehicle stream: all data made through last_step has been sent."""
 
@@ -367,7 +346,7 @@ def _unpack(what: str, layout: struct.Struct, payload: bytes) -> tuple[Any, ...]
 def decode_clock(payload: bytes) -> Clock:
     step, stamp_ns = _unpack("CLOCK", _CLOCK, payload)
     _check_stamp("CLOCK", stamp_ns)
-    return Clock(step, stamp_ns)
+    return Clock(step=step, stamp_ns=stamp_ns)
 
 
 def decode_step_request(payload: bytes) -> StepRequest:
@@ -384,18 +363,19 @@ def decode_step_request(payload: bytes) -> StepRequest:
     if steps < 1:
         raise ProtocolError(f"STEP_REQUEST: steps must be at least 1, found {steps}")
     seqs = struct.unpack_from(f"<{count}Q", payload, _STEP_REQUEST.size)
-    return StepRequest(request_id, steps, tuple(seqs))
+    return StepRequest(request_id=request_id, steps=steps, command_seqs=tuple(seqs))
 
 
 def decode_step_done(payload: bytes) -> StepDone:
     request_id, status, last_step = _unpack("STEP_DONE", _STEP_DONE, payload)
     if status not in tuple(StepStatus):
         raise ProtocolError(f"STEP_DONE: unknown status {status}")
-    return StepDone(request_id, last_step, status)
+    return StepDone(request_id=request_id, last_step=last_step, status=StepStatus(status))
 
 
 def decode_stream_mark(payload: bytes) -> StreamMark:
-    return StreamMark(*_unpack("STREAM_MARK", _STREAM_MARK, payload))
+    (last_step,) = _unpack("STREAM_MARK", _STREAM_MARK, payload)
+    return StreamMark(last_step=last_step)
 
 
 def decode_ins(payload: bytes) -> InsSample:
@@ -490,11 +470,13 @@ def _stamp(what: str, data: dict[str, Any]) -> int:
     return stamp_ns
 
 
-def _one_of(what: str, data: dict[str, Any], key: str, allowed: tuple[str, ...]) -> str:
+def _one_of(what: str, data: dict[str, Any], key: str, choices: type[E]) -> E:
+    """The member of a string enum that the field names."""
     value: str = _get(what, data, key, str)
-    if value not in allowed:
-        raise ProtocolError(f"{what}: field {key!r} must be one of {', '.join(allowed)}, found {value!r}")
-    return value
+    if value not in tuple(choices):
+        allowed = ", ".join(str(choice) for choice in choices)
+        raise ProtocolError(f"{what}: field {key!r} must be one of {allowed}, found {value!r}")
+    return choices(value)
 
 
 def _port(what: str, data: dict[str, Any], key: str, *, required: bool = True) -> int:
@@ -514,11 +496,11 @@ def _version(what: str, data: dict[str, Any]) -> int:
     return version
 
 
-def _state(what: str, data: dict[str, Any]) -> int:
+def _state(what: str, data: dict[str, Any]) -> SimState:
     state: int = _get(what, data, "state", int)
     if state not in tuple(SimState):
         raise ProtocolError(f"{what}: field 'state' must be 0, 1 or 2, found {state}")
-    return state
+    return SimState(state)
 
 
 def _triple(what: str, data: dict[str, Any], key: str) -> tuple[float, float, float]:
@@ -551,7 +533,7 @@ def decode_hello(payload: bytes) -> Hello:
             AgentEntry(
                 index=index,
                 name=name,
-                vehicle=_one_of(where, raw, "vehicle", VEHICLES),
+                vehicle=_one_of(where, raw, "vehicle", Vehicle),
                 sensor_port=_port(where, raw, "sensor_port"),
                 vehicle_port=_port(where, raw, "vehicle_port"),
                 can_port=_port(where, raw, "can_port", required=False),
@@ -568,7 +550,7 @@ def decode_hello(payload: bytes) -> Hello:
         simulator=_get(what, data, "simulator", str),
         session_start_utc=_get(what, data, "session_start_utc", str),
         map=_get(what, data, "map", str),
-        source=_one_of(what, data, "source", SOURCES),
+        source=_one_of(what, data, "source", Source),
         lockstep=_get(what, data, "lockstep", bool),
         seed=_non_negative(what, data, "seed", bits=32),
         physics_hz=physics_hz,
@@ -582,7 +564,7 @@ def decode_client_hello(payload: bytes) -> ClientHello:
     return ClientHello(
         protocol_version=_version(what, data),
         client=_get(what, data, "client", str),
-        role=_one_of(what, data, "role", CLIENT_ROLES),
+        role=_one_of(what, data, "role", ClientRole),
         agent=_non_negative(what, data, "agent") if "agent" in data else 0,
     )
 
@@ -614,7 +596,7 @@ def decode_episode(payload: bytes) -> EpisodeInfo:
         state=_state(what, data),
         lockstep=_get(what, data, "lockstep", bool),
         seed=_non_negative(what, data, "seed", bits=32),
-        source=_one_of(what, data, "source", SOURCES),
+        source=_one_of(what, data, "source", Source),
         map=_get(what, data, "map", str),
         agents=tuple(agents),
     )
@@ -651,9 +633,9 @@ def decode_sensor_meta(payload: bytes) -> SensorMeta:
         where = f"{what} sensor {position}"
         if not isinstance(raw, dict):
             raise ProtocolError(f"{where}: must be an object, found {raw!r}")
-        kind = _one_of(where, raw, "kind", SENSOR_KINDS)
+        kind = _one_of(where, raw, "kind", SensorKind)
         rate_hz = _number(where, raw, "rate_hz")
-        if rate_hz < 0 or (rate_hz == 0) != (kind == "frame"):
+        if rate_hz < 0 or (rate_hz == 0) != (kind == SensorKind.FRAME):
             raise ProtocolError(
                 f"{where}: rate_hz must be positive for a sensor, 0 for a frame; found {rate_hz}"
             )
@@ -675,7 +657,7 @@ def decode_sensor_meta(payload: bytes) -> SensorMeta:
         )
     return SensorMeta(
         agent=_non_negative(what, data, "agent"),
-        vehicle=_one_of(what, data, "vehicle", VEHICLES),
+        vehicle=_one_of(what, data, "vehicle", Vehicle),
         utm_epsg=_non_negative(what, data, "utm_epsg"),
         world_origin_utm=_triple(what, data, "world_origin_utm"),
         sensors=tuple(sensors),

@@ -26,7 +26,7 @@ from acres_bridge.convert.ins import (
     stamp,
     transform,
 )
-from acres_bridge.wire import ProtocolError, encode
+from acres_bridge.wire import ProtocolError, Vehicle, encode
 from acres_bridge.wire.messages import MAX_STAMP_NS, InsSample, decode_ins
 
 G = 9.81
@@ -495,6 +495,7 @@ def test_a_sample_one_nanosecond_later_does_not_decode():
 
 def test_frame_names_come_from_the_frame_names_object(sample):
     frames = FrameNames(
+        vehicle=Vehicle.POLARIS,
         utm="u",
         base_footprint="b",
         imu="i",

@@ -39,7 +39,7 @@ def info(**changes) -> EpisodeInfo:
 
 
 def test_clock_of_the_spec_example():
-    message = clock(Clock(3089, 25_741_668_009))
+    message = clock(Clock(step=3089, stamp_ns=25_741_668_009))
     assert isinstance(message, ClockMessage)
     assert (message.clock.sec, message.clock.nanosec) == (25, 741_668_009)
 
@@ -47,7 +47,7 @@ def test_clock_of_the_spec_example():
 @pytest.mark.parametrize("step", [0, 1, 119, 120, 121, 1405, 3089, 1_000_000])
 def test_clock_of_a_physics_step(step):
     stamp_ns = step * NS_PER_S // 120
-    message = clock(Clock(step, stamp_ns))
+    message = clock(Clock(step=step, stamp_ns=stamp_ns))
     assert message.clock.sec == stamp_ns // NS_PER_S
     assert message.clock.nanosec == stamp_ns % NS_PER_S
     assert message.clock.sec * NS_PER_S + message.clock.nanosec == stamp_ns
@@ -146,14 +146,14 @@ def test_episode_the_largest_values_the_decoder_accepts_fit_the_message():
 
 
 def test_clock_survives_serialisation():
-    message = clock(Clock(3089, 25_741_668_009))
+    message = clock(Clock(step=3089, stamp_ns=25_741_668_009))
     assert deserialize_message(serialize_message(message), ClockMessage) == message
 
 
 def test_the_latest_decodable_clock_and_episode_keep_their_stamp():
     """The decoders accept stamps up to MAX_STAMP_NS, the last nanosecond of an int32 second."""
     for sample, kind, message_type in (
-        (Clock(2**64 - 1, MAX_STAMP_NS), FrameKind.CLOCK, ClockMessage),
+        (Clock(step=2**64 - 1, stamp_ns=MAX_STAMP_NS), FrameKind.CLOCK, ClockMessage),
         (info(stamp_ns=MAX_STAMP_NS), FrameKind.EPISODE, Episode),
     ):
         decoded = decode(Frame(kind, encode(sample)[16:]))

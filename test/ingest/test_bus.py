@@ -97,8 +97,8 @@ def test_a_source_uses_the_ros_topic_until_an_ingest_appears_in_its_process(node
     bus.register_producer(source.key)
     assert source.in_process
     assert node.count_subscribers("/robot/acres_ingest/clock") == 0
-    bus.publish(source.key, Clock(1, 8_333_333))
-    assert got == [Clock(1, 8_333_333)]
+    bus.publish(source.key, Clock(step=1, stamp_ns=8_333_333))
+    assert got == [Clock(step=1, stamp_ns=8_333_333)]
     bus.unregister_producer(source.key)
     assert not source.in_process
     source.close()

@@ -62,11 +62,14 @@ EPISODE_INFO = EpisodeInfo(
 @pytest.mark.parametrize(
     ("channel", "sample"),
     [
-        (CLOCK, Clock(1405, 11_708_333_333)),
+        (CLOCK, Clock(step=1405, stamp_ns=11_708_333_333)),
         (EPISODE, EPISODE_INFO),
         (INS, INS_SAMPLE),
         (DBW_REPORT, REPORT),
-        (DBW_COMMAND, DbwCommand(0, 3, 1, 1, 40.0, math.inf, 0.0)),
+        (
+            DBW_COMMAND,
+            DbwCommand(seq=0, target=3, cmd_type=1, flags=1, cmd=40.0, limit_1=math.inf, limit_2=0.0),
+        ),
         (AGENT_RESET, AgentReset(agent=0, x_m=38.1, y_m=70.0, yaw_rad=1.5707)),
         (LIDAR, LidarScan(24, 200_000_000, 0, 3, 2, array("B", bytes(range(96))))),
         (CAMERA, CameraImage(24, 200_000_000, 1, ImageEncoding.BGR8, 2, 3, array("B", bytes(range(18))))),

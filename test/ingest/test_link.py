@@ -173,10 +173,10 @@ class ScriptedSimulator:
         assert self.control_peer is not None
         assert self.sensor_peer is not None
         for step in range(1, request.steps + 1):
-            self.control_peer.sendall(encode(Clock(step, step * 1_000_000_000 // 120)))
+            self.control_peer.sendall(encode(Clock(step=step, stamp_ns=step * 1_000_000_000 // 120)))
             self.sensor_peer.sendall(encode(ins(step)))
-        self.sensor_peer.sendall(encode(StreamMark(request.steps)))
-        self.control_peer.sendall(encode(StepDone(request.request_id, request.steps)))
+        self.sensor_peer.sendall(encode(StreamMark(last_step=request.steps)))
+        self.control_peer.sendall(encode(StepDone(request_id=request.request_id, last_step=request.steps)))
 
     def wait_ready(self) -> None:
         assert self._ready.wait(TIMEOUT_S), "the bridge did not open the sensor channel"

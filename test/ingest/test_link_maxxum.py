@@ -24,6 +24,7 @@ from acres_bridge.wire import (
     StepDone,
     StepRequest,
     StreamMark,
+    Vehicle,
     decode,
     encode,
 )
@@ -155,14 +156,14 @@ class ScriptedMaxxum:
         first = sum(r.steps for r in self.requests[:-1]) + 1
         last = first + request.steps - 1
         for step in range(first, last + 1):
-            self.control_peer.sendall(encode(Clock(step, step * 1_000_000_000 // 120)))
+            self.control_peer.sendall(encode(Clock(step=step, stamp_ns=step * 1_000_000_000 // 120)))
         barrier = barrier_frame(step=last, stamp_ns=last * 1_000_000_000 // 120, frames_sent=len(GROUP))
         delay = self.late_barrier_s
         if delay == 0.0:
             self.send(GROUP)
             self.send((barrier,))
-        self.vehicle_peer.sendall(encode(StreamMark(last)))
-        self.control_peer.sendall(encode(StepDone(request.request_id, last)))
+        self.vehicle_peer.sendall(encode(StreamMark(last_step=last)))
+        self.control_peer.sendall(encode(StepDone(request_id=request.request_id, last_step=last)))
         if delay is not None and delay > 0.0:
             time.sleep(delay)
             self.send(GROUP)
@@ -227,14 +228,14 @@ def test_the_can_udp_port_parameter_opens_a_can_transport_that_hello_does_not_an
 
 
 def test_the_can_udp_port_is_the_first_maxxums_and_the_others_keep_their_announced_ports() -> None:
-    def agent(index: int, vehicle: str, can_port: int) -> AgentEntry:
+    def agent(index: int, vehicle: Vehicle, can_port: int) -> AgentEntry:
         return AgentEntry(
             index=index, name=f"a{index}", vehicle=vehicle, sensor_port=0, vehicle_port=1, can_port=can_port
         )
 
     hello = replace(
         _HELLO,
-        agents=(agent(0, "polaris", 0), agent(1, "maxxum", 0), agent(2, "maxxum", 47002)),
+        agents=(agent(0, Vehicle.POLARIS, 0), agent(1, Vehicle.MAXXUM, 0), agent(2, Vehicle.MAXXUM, 47002)),
     )
     assert can_ports(hello) == {2: 47002}
     assert can_ports(hello, 47190) == {1: 47190, 2: 47002}

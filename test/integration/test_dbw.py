@@ -203,10 +203,12 @@ def test_a_command_before_a_step_request_applies_from_its_first_step(driven: Dri
         lockstep=True,
         perception=False,
     )
-    world.apply_dbw_command(0, DbwCommand(1, DbwTarget.ENABLE, 0, 0, 0.0))
+    world.apply_dbw_command(0, DbwCommand(seq=1, target=DbwTarget.ENABLE, cmd_type=0, flags=0, cmd=0.0))
     for _ in range(12):
         world.advance()
-    world.apply_dbw_command(0, DbwCommand(2, DbwTarget.STEERING, 2, COMMAND_FLAG_ENABLE, 200.0))
+    world.apply_dbw_command(
+        0, DbwCommand(seq=2, target=DbwTarget.STEERING, cmd_type=2, flags=COMMAND_FLAG_ENABLE, cmd=200.0)
+    )
     for _ in range(3):
         world.advance()
     expected = world.dbw_report(0).steering_wheel_angle_deg

@@ -91,7 +91,11 @@ class ControlClient:
 
     def step(self, steps: int) -> int:
         self._request += 1
-        self._sock.sendall(encode(StepRequest(self._request, steps, (0,) * len(self.hello.agents))))
+        self._sock.sendall(
+            encode(
+                StepRequest(request_id=self._request, steps=steps, command_seqs=(0,) * len(self.hello.agents))
+            )
+        )
         done: StepDone = self._expect(StepDone)
         assert done.request_id == self._request
         return done.last_step

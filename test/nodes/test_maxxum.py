@@ -28,7 +28,7 @@ from tf2_msgs.msg import TFMessage
 
 from acres_bridge.ingest.bus import BUS
 from acres_bridge.ingest.channels import CLOCK, INS, MAXXUM_COMMAND, MAXXUM_OBSERVATION, SESSION, Session
-from acres_bridge.nodes.maxxum import Maxxum, due_at
+from acres_bridge.nodes.maxxum import Maxxum
 from acres_bridge.nodes.speed_controller import PiState, SpeedControllerParams, control
 from acres_bridge.wire import (
     PROTOCOL_VERSION,
@@ -165,7 +165,7 @@ class Rig:
         """Physics steps as the ingest delivers them: an INS sample of each step and its clock."""
         for _ in range(steps):
             self.step += 1
-            clock = Clock(self.step, round(self.step * NS_PER_STEP))
+            clock = Clock(step=self.step, stamp_ns=round(self.step * NS_PER_STEP))
             if ins_first:
                 self.feed(INS, ins(self.step, speed))
             self.feed(CLOCK, clock)
@@ -291,11 +291,6 @@ def test_a_frame_prefix_prefixes_the_rig(monkeypatch: pytest.MonkeyPatch) -> Non
 # ---- the controller ------------------------------------------------------------------------------
 
 
-def test_due_at_20_hz_is_every_sixth_step_of_120() -> None:
-    assert [s for s in range(1, 25) if due_at(s, 20, 120)] == [6, 12, 18, 24]
-    assert [s for s in range(1, 11) if due_at(s, 20, 100)] == [5, 10]
-
-
 def test_the_spec_example_sends_one_command_per_tick_with_the_pi_drive(rig: Rig) -> None:
     rig.feed(MAXXUM_OBSERVATION, OBSERVATION)
     rig.publish("guidance/curvature_cmd", Float32(data=0.05))
@@ -319,7 +314,9 @@ def test_a_tick_waits_for_the_ins_sample_of_its_step(rig: Rig) -> None:
     rig.publish("speed_cmd", Float32(data=2.0))
     rig.run(5, speed=1.0)
     rig.step += 1
-    rig.feed(CLOCK, Clock(6, round(6 * NS_PER_STEP)))  # the clock of step 6 before its INS sample
+    rig.feed(
+        CLOCK, Clock(step=6, stamp_ns=round(6 * NS_PER_STEP))
+    )  # the clock of step 6 before its INS sample
     assert rig.commands == []
     rig.feed(INS, ins(6, 1.9))
     (command,) = rig.commands

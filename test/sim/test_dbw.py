@@ -20,11 +20,12 @@ from acres_bridge.wire.dbw import (
     DbwTarget,
     ReportFlags,
 )
+from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim.clock import PHYSICS_DT_S
 from acres_sim.dbw import DbwParams, DbwSystem, Gear, check_command, report_due
 from acres_sim.errors import AgentError, DbwCommandError, ParamsError
 from acres_sim.vehicles import MAXXUM, POLARIS
-from acres_sim.world import AgentSpec, Pose2D, StepOutput, VehicleKind, World
+from acres_sim.world import AgentSpec, Pose2D, StepOutput, World
 
 START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)
 RATIO = POLARIS.steering_ratio
@@ -44,7 +45,15 @@ def cmd(
 ) -> DbwCommand:
     """A command as the bridge sends it (enable set for the subsystems unless told otherwise)."""
     bits = flags | (COMMAND_FLAG_ENABLE if enable and target in (STEERING, THROTTLE, BRAKE, ULC) else 0)
-    return DbwCommand(next(_seq), target, cmd_type, bits, value, limit_1, limit_2)
+    return DbwCommand(
+        seq=next(_seq),
+        target=target,
+        cmd_type=cmd_type,
+        flags=bits,
+        cmd=value,
+        limit_1=limit_1,
+        limit_2=limit_2,
+    )
 
 
 class Rig:
@@ -87,13 +96,13 @@ class Rig:
 
 def cmd_again(command: DbwCommand) -> DbwCommand:
     return DbwCommand(
-        next(_seq),
-        command.target,
-        command.cmd_type,
-        command.flags,
-        command.cmd,
-        command.limit_1,
-        command.limit_2,
+        seq=next(_seq),
+        target=command.target,
+        cmd_type=command.cmd_type,
+        flags=command.flags,
+        cmd=command.cmd,
+        limit_1=command.limit_1,
+        limit_2=command.limit_2,
     )
 
 
@@ -531,18 +540,21 @@ def test_a_direct_pedal_command_preempts_the_ulc() -> None:
 @pytest.mark.parametrize(
     ("command", "match"),
     [
-        (DbwCommand(1, 9, 0, 0, 0.0), "target"),
-        (DbwCommand(1, 1, 2, 64, 0.0), "flags"),
-        (DbwCommand(1, 1, 1, 1, 5.0), "cmd_type 1"),  # torque: not on the Polaris
-        (DbwCommand(1, 1, 2, 1, 500.0), r"-487.0 \.\. 487.0"),
-        (DbwCommand(1, 1, 3, 1, math.nan), "finite"),
-        (DbwCommand(1, 1, 2, 1, 0.0, -1.0), "limit_1"),
-        (DbwCommand(1, 2, 14, 1, -1.0), "THROTTLE cmd -1.0"),
-        (DbwCommand(1, 3, 8, 1, 1.0), "BRAKE cmd_type 8"),
-        (DbwCommand(1, 3, 1, 1, 250.0), "0.0 .. 200.0"),
-        (DbwCommand(1, 5, 1, 1, 19.0), "ULC cmd"),
-        (DbwCommand(1, 5, 0, 1, 1.0), "cmd_type 0"),
-        (DbwCommand(1, 4, 0, 0, 0.0), "0 is no command"),
+        (DbwCommand(seq=1, target=9, cmd_type=0, flags=0, cmd=0.0), "target"),
+        (DbwCommand(seq=1, target=1, cmd_type=2, flags=64, cmd=0.0), "flags"),
+        (
+            DbwCommand(seq=1, target=1, cmd_type=1, flags=1, cmd=5.0),
+            "cmd_type 1",
+        ),  # torque: not on the Polaris
+        (DbwCommand(seq=1, target=1, cmd_type=2, flags=1, cmd=500.0), r"-487.0 \.\. 487.0"),
+        (DbwCommand(seq=1, target=1, cmd_type=3, flags=1, cmd=math.nan), "finite"),
+        (DbwCommand(seq=1, target=1, cmd_type=2, flags=1, cmd=0.0, limit_1=-1.0), "limit_1"),
+        (DbwCommand(seq=1, target=2, cmd_type=14, flags=1, cmd=-1.0), "THROTTLE cmd -1.0"),
+        (DbwCommand(seq=1, target=3, cmd_type=8, flags=1, cmd=1.0), "BRAKE cmd_type 8"),
+        (DbwCommand(seq=1, target=3, cmd_type=1, flags=1, cmd=250.0), "0.0 .. 200.0"),
+        (DbwCommand(seq=1, target=5, cmd_type=1, flags=1, cmd=19.0), "ULC cmd"),
+        (DbwCommand(seq=1, target=5, cmd_type=0, flags=1, cmd=1.0), "cmd_type 0"),
+        (DbwCommand(seq=1, target=4, cmd_type=0, flags=0, cmd=0.0), "0 is no command"),
     ],
 )
 def test_invalid_commands_are_refused(command: DbwCommand, match: str) -> None:
@@ -556,7 +568,7 @@ def test_invalid_commands_are_refused(command: DbwCommand, match: str) -> None:
 
 
 def test_the_maxxum_has_no_drive_by_wire() -> None:
-    world = _world(AgentSpec(name="polaris"), AgentSpec(name="maxxum", vehicle=VehicleKind.MAXXUM))
+    world = _world(AgentSpec(name="polaris"), AgentSpec(name="maxxum", vehicle=Vehicle.MAXXUM))
     with pytest.raises(DbwCommandError, match="maxxum"):
         world.apply_dbw_command(1, cmd(ENABLE))
     with pytest.raises(DbwCommandError, match="maxxum"):
@@ -584,7 +596,7 @@ def test_a_command_applies_from_the_next_step() -> None:
 def test_reports_come_at_50_hz_for_each_polaris() -> None:
     world = _world(
         AgentSpec(name="polaris"),
-        AgentSpec(name="maxxum", vehicle=VehicleKind.MAXXUM),
+        AgentSpec(name="maxxum", vehicle=Vehicle.MAXXUM),
         AgentSpec(name="polaris2"),
     )
     outputs = [world.advance() for _ in range(120)]

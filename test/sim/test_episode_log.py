@@ -26,6 +26,7 @@ from rosbags.highlevel import AnyReader
 from acres_bridge.tools.bag import BagWriter
 from acres_bridge.tools.msgdef import definition_text
 from acres_bridge.tools.qos import Durability, History, Reliability, parse_offered_qos
+from acres_bridge.wire.vocabulary import SimState, Source, Vehicle
 from acres_sim.clock import NS_PER_S, PHYSICS_DT_S, step_stamp_ns
 from acres_sim.energy import POLARIS_ENERGY
 from acres_sim.episode_log import (
@@ -49,7 +50,7 @@ from acres_sim.kinematics import STANDARD_GRAVITY
 from acres_sim.rotation import quaternion_from_rpy
 from acres_sim.tractor import TractorCommand
 from acres_sim.weather import Weather
-from acres_sim.world import AgentSpec, SimState, Source, VehicleKind, World
+from acres_sim.world import AgentSpec, World
 
 START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)
 IN_THE_CROP = {"x": -12.0, "y": -40.0, "yaw": 0.5 * math.pi}  # in a crop strip beside the route
@@ -159,7 +160,7 @@ def test_the_file_is_what_rosbag2_writes(logged: tuple[World, EpisodeLog]) -> No
 
 def test_the_agent_states_are_the_worlds(tmp_path: Path) -> None:
     world = _world(
-        AgentSpec(name="polaris", autopilot=True), AgentSpec(name="maxxum", vehicle=VehicleKind.MAXXUM)
+        AgentSpec(name="polaris", autopilot=True), AgentSpec(name="maxxum", vehicle=Vehicle.MAXXUM)
     )
     log = EpisodeLog(world, tmp_path / "episode.mcap")
     expected = []

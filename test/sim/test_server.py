@@ -42,11 +42,12 @@ from acres_bridge.wire.can import decode_datagram, encode_datagram, is_barrier
 from acres_bridge.wire.dbw import COMMAND_FLAG_ENABLE
 from acres_bridge.wire.maxxum import Difflock, ImplementControls, MaxxumCommand, MaxxumObservation
 from acres_bridge.wire.perception import CameraImage, CameraIntrinsics, LidarScan, camera_intrinsics
+from acres_bridge.wire.vocabulary import Source, Vehicle
 from acres_sim import j1939
 from acres_sim.camera import POLARIS_CAMERA
 from acres_sim.server import SimServer, sensor_meta
 from acres_sim.vehicles import POLARIS
-from acres_sim.world import AgentSpec, Source, VehicleKind, World
+from acres_sim.world import AgentSpec, World
 
 START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)
 
@@ -128,21 +129,21 @@ def test_a_step_request_gives_clocks_ins_a_mark_and_step_done(serve) -> None:  #
     server = serve()
     control, sensor, hello = connect(server)
     assert hello.lockstep
-    control.send(StepRequest(7, 120))
+    control.send(StepRequest(request_id=7, steps=120))
     replies = control.until(StepDone)
     assert [m.step for m in replies if isinstance(m, Clock)] == list(range(1, 121))
-    assert replies[-1] == StepDone(7, 120, StepStatus.DONE)
+    assert replies[-1] == StepDone(request_id=7, last_step=120, status=StepStatus.DONE)
     data = sensor.until(StreamMark)
     samples = [m for m in data if isinstance(m, InsSample)]
     assert len(samples) == 100
-    assert data[-1] == StreamMark(120)
+    assert data[-1] == StreamMark(last_step=120)
     assert [s.stamp_ns for s in samples] == [s.step * 1_000_000_000 // 120 for s in samples]
 
 
 def test_steps_are_refused_unless_paused(serve) -> None:  # type: ignore[no-untyped-def]
     server = serve(lockstep=False)
     control, _, _ = connect(server)
-    control.send(StepRequest(1, 5))
+    control.send(StepRequest(request_id=1, steps=5))
     done = control.until(StepDone)[-1]
     assert isinstance(done, StepDone)
     assert done.status == StepStatus.NOT_PAUSED
@@ -150,8 +151,10 @@ def test_steps_are_refused_unless_paused(serve) -> None:  # type: ignore[no-unty
     episode = control.until(EpisodeInfo)[-1]
     assert isinstance(episode, EpisodeInfo)
     assert (episode.state, episode.episode) == (0, 1)  # stopping resets: a new episode
-    control.send(StepRequest(2, 5))
-    assert control.until(StepDone)[-1] == StepDone(2, episode.step, StepStatus.STOPPED)
+    control.send(StepRequest(request_id=2, steps=5))
+    assert control.until(StepDone)[-1] == StepDone(
+        request_id=2, last_step=episode.step, status=StepStatus.STOPPED
+    )
 
 
 def test_a_bridge_of_another_version_is_refused(serve) -> None:  # type: ignore[no-untyped-def]
@@ -175,7 +178,7 @@ def test_same_seed_same_requests_give_byte_identical_streams(serve) -> None:  # 
         server = serve(seed=3)
         control, sensor, _ = connect(server)
         for request_id, steps in enumerate((1, 59, 240), start=1):
-            control.send(StepRequest(request_id, steps))
+            control.send(StepRequest(request_id=request_id, steps=steps))
             control.until(StepDone)
             sensor.until(StreamMark)
         hello_length = 16 + struct.unpack_from("<I", control.raw, 8)[0]  # HELLO names this run's ports
@@ -186,8 +189,8 @@ def test_same_seed_same_requests_give_byte_identical_streams(serve) -> None:  # 
 
 # ---- the drive-by-wire on the vehicle channel ---------------------------------------------------
 
-ENABLE = DbwCommand(1, DbwTarget.ENABLE, 0, 0, 0.0)
-STEER_LEFT = DbwCommand(2, DbwTarget.STEERING, 2, COMMAND_FLAG_ENABLE, 200.0)
+ENABLE = DbwCommand(seq=1, target=DbwTarget.ENABLE, cmd_type=0, flags=0, cmd=0.0)
+STEER_LEFT = DbwCommand(seq=2, target=DbwTarget.STEERING, cmd_type=2, flags=COMMAND_FLAG_ENABLE, cmd=200.0)
 
 
 def vehicle_channel(server: SimServer, hello: Hello, agent: int = 0) -> Client:
@@ -202,17 +205,17 @@ def test_a_command_sent_before_a_step_request_applies_at_its_first_step(serve) -
     vehicle = vehicle_channel(server, hello)
     vehicle.send(ENABLE)
     vehicle.send(STEER_LEFT)
-    control.send(StepRequest(1, 1, (2,)))
-    assert control.until(StepDone)[-1] == StepDone(1, 1)
+    control.send(StepRequest(request_id=1, steps=1, command_seqs=(2,)))
+    assert control.until(StepDone)[-1] == StepDone(request_id=1, last_step=1)
     status = server.world.agent(0)
     assert status.dbw_enabled
     assert status.state.steer > 0.0  # the wheel moved in step 1
-    assert vehicle.until(StreamMark) == [StreamMark(1)]  # the first report is due at step 3
-    control.send(StepRequest(2, 2, (2,)))
+    assert vehicle.until(StreamMark) == [StreamMark(last_step=1)]  # the first report is due at step 3
+    control.send(StepRequest(request_id=2, steps=2, command_seqs=(2,)))
     control.until(StepDone)
     report, mark = vehicle.until(StreamMark)
     assert isinstance(report, DbwReport)
-    assert mark == StreamMark(3)
+    assert mark == StreamMark(last_step=3)
     assert (report.step, report.stamp_ns) == (3, 3 * 1_000_000_000 // 120)
     assert ReportFlags(report.flags) == ReportFlags.DBW_ENABLED | ReportFlags.STEERING_ENABLED
     assert (report.steering_cmd, report.steering_cmd_type, report.gear) == (200.0, 2, 1)
@@ -226,7 +229,7 @@ def test_a_step_request_waits_for_a_command_that_arrives_late(serve) -> None:  #
     server = serve()
     control, _, hello = connect(server)
     vehicle = vehicle_channel(server, hello)
-    control.send(StepRequest(1, 1, (2,)))
+    control.send(StepRequest(request_id=1, steps=1, command_seqs=(2,)))
     control.sock.settimeout(0.3)
     with pytest.raises(TimeoutError):
         control.until(StepDone)  # the simulator waits for command 2
@@ -235,30 +238,34 @@ def test_a_step_request_waits_for_a_command_that_arrives_late(serve) -> None:  #
     time.sleep(0.1)
     vehicle.send(STEER_LEFT)
     control.sock.settimeout(10)
-    assert control.until(StepDone)[-1] == StepDone(1, 1)
+    assert control.until(StepDone)[-1] == StepDone(request_id=1, last_step=1)
     assert server.world.agent(0).dbw_enabled
     assert server.world.agent(0).state.steer > 0.0
 
 
 def test_commands_for_a_maxxum_or_with_invalid_values_are_ignored(serve, caplog) -> None:  # type: ignore[no-untyped-def]
-    server = serve(agents=(AgentSpec(name="polaris"), AgentSpec(name="maxxum", vehicle=VehicleKind.MAXXUM)))
+    server = serve(agents=(AgentSpec(name="polaris"), AgentSpec(name="maxxum", vehicle=Vehicle.MAXXUM)))
     control, _, hello = connect(server)
     polaris, maxxum = vehicle_channel(server, hello, 0), vehicle_channel(server, hello, 1)
     with caplog.at_level(logging.WARNING, logger="acres_sim.server"):
         maxxum.send(ENABLE)
-        polaris.send(DbwCommand(1, DbwTarget.GEAR, 0, 0, 0.0))  # gear 0: no command
-        polaris.send(DbwCommand(2, DbwTarget.STEERING, 1, COMMAND_FLAG_ENABLE, 3.0))  # torque
-        control.send(StepRequest(1, 3, (2, 1)))
-        assert control.until(StepDone)[-1] == StepDone(1, 3)
+        polaris.send(
+            DbwCommand(seq=1, target=DbwTarget.GEAR, cmd_type=0, flags=0, cmd=0.0)
+        )  # gear 0: no command
+        polaris.send(
+            DbwCommand(seq=2, target=DbwTarget.STEERING, cmd_type=1, flags=COMMAND_FLAG_ENABLE, cmd=3.0)
+        )  # torque
+        control.send(StepRequest(request_id=1, steps=3, command_seqs=(2, 1)))
+        assert control.until(StepDone)[-1] == StepDone(request_id=1, last_step=3)
     ignored = [r.getMessage() for r in caplog.records if "ignored" in r.getMessage()]
     assert len(ignored) == 3  # in the order the channels were read
     for text in ("vehicle/1: command 1 ignored: agent 1 (maxxum)", "0 is no command", "cmd_type 1"):
         assert any(text in message for message in ignored), text
     report, mark = polaris.until(StreamMark)
     assert isinstance(report, DbwReport)
-    assert mark == StreamMark(3)
+    assert mark == StreamMark(last_step=3)
     assert (report.flags, report.gear, report.gear_cmd, report.steering_cmd_type) == (0, 1, 0, 0)
-    assert maxxum.until(StreamMark) == [StreamMark(3)]  # no report line for a Maxxum
+    assert maxxum.until(StreamMark) == [StreamMark(last_step=3)]  # no report line for a Maxxum
 
 
 def test_same_commands_same_seed_give_byte_identical_vehicle_streams(serve) -> None:  # type: ignore[no-untyped-def]
@@ -276,8 +283,16 @@ def test_same_commands_same_seed_give_byte_identical_vehicle_streams(serve) -> N
                 (DbwTarget.ULC, 1, 1.5),
             ):
                 seq += 1
-                vehicle.send(DbwCommand(seq, target, cmd_type, COMMAND_FLAG_ENABLE if cmd_type else 0, value))
-            control.send(StepRequest(request_id, 6, (seq,)))
+                vehicle.send(
+                    DbwCommand(
+                        seq=seq,
+                        target=target,
+                        cmd_type=cmd_type,
+                        flags=COMMAND_FLAG_ENABLE if cmd_type else 0,
+                        cmd=value,
+                    )
+                )
+            control.send(StepRequest(request_id=request_id, steps=6, command_seqs=(seq,)))
             control.until(StepDone)
             vehicle.until(StreamMark)
         streams.append(bytes(vehicle.raw))
@@ -298,7 +313,7 @@ def _frames(data: bytes) -> list[object]:
 def test_a_second_of_steps_sends_ten_clouds_and_ten_images_before_the_mark(serve) -> None:  # type: ignore[no-untyped-def]
     server = serve(perception=True)
     control, sensor, _ = connect(server)
-    control.send(StepRequest(8, 120))
+    control.send(StepRequest(request_id=8, steps=120))
     data = sensor.until(StreamMark)  # first: the server's send of 23 MB waits for this reader
     control.until(StepDone)
     clouds = [m for m in data if isinstance(m, LidarScan)]
@@ -364,7 +379,7 @@ def test_agent_ports_puts_each_agent_on_fixed_ports() -> None:
 
 
 def _maxxum(serve: Any) -> tuple[SimServer, Client, Client, Hello]:
-    server = serve(agents=(AgentSpec(name="maxxum", vehicle=VehicleKind.MAXXUM),))
+    server = serve(agents=(AgentSpec(name="maxxum", vehicle=Vehicle.MAXXUM),))
     control = Client(server.control_port)
     hello = control.next()
     assert isinstance(hello, Hello)
@@ -396,7 +411,9 @@ def test_a_maxxum_is_observed_at_10_hz_and_driven_by_its_commands(serve) -> None
     observations: list[MaxxumObservation] = []
     for seq in range(1, 41):  # 20 Hz commands, 6 steps each: 2 simulated seconds
         vehicle.send(_command(seq))
-        control.send(StepRequest(seq, 6, (seq,)))  # the request waits for the command
+        control.send(
+            StepRequest(request_id=seq, steps=6, command_seqs=(seq,))
+        )  # the request waits for the command
         control.until(StepDone)
         observations += [m for m in vehicle.until(StreamMark) if isinstance(m, MaxxumObservation)]
     assert [o.step for o in observations] == list(range(12, 241, 12))
@@ -412,7 +429,7 @@ def test_the_can_bus_sends_groups_of_13_and_a_barrier_after_each_step(serve) -> 
         hitch = j1939.encode_frame(j1939.frame_spec("HPC"), {"rear_hitch_pct": 40.0}, source=0x2A)
         bus.sendto(encode_datagram([hitch]), ("127.0.0.1", hello.agents[0].can_port))
         time.sleep(0.2)  # the simulator learns the controller's address from this datagram
-        control.send(StepRequest(1, 24))
+        control.send(StepRequest(request_id=1, steps=24))
         control.until(StepDone)
         frames = []
         while not frames or not (is_barrier(frames[-1]) and frames[-1].step == 24):

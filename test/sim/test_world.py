@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
+from acres_bridge.wire.vocabulary import SimState, Source, Vehicle
 from acres_sim.clock import ins_due, step_stamp_ns
 from acres_sim.errors import AgentError, ParamsError, WorldStateError
 from acres_sim.tractor import TractorCommand
-from acres_sim.world import AgentSpec, Pose2D, SimState, Source, StepOutput, VehicleKind, World
+from acres_sim.world import AgentSpec, Pose2D, StepOutput, World
 
 START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)
 
@@ -33,7 +34,7 @@ def fleet() -> World:
         agents=(
             AgentSpec(name="polaris", autopilot=True),
             AgentSpec(name="polaris2", autopilot=True),
-            AgentSpec(name="maxxum", vehicle=VehicleKind.MAXXUM),
+            AgentSpec(name="maxxum", vehicle=Vehicle.MAXXUM),
         )
     )
 
@@ -111,7 +112,7 @@ def test_autopilot_drives_and_maxxum_stands_still(fleet: World) -> None:
     # Both Polaris at cruise speed, or slowed for a turn.
     assert all(3.0 < s.speed <= 4.0 for s in last.states[:2])
     maxxum = fleet.agent(2)
-    assert maxxum.vehicle is VehicleKind.MAXXUM
+    assert maxxum.vehicle is Vehicle.MAXXUM
     assert maxxum.state.speed == 0.0
     assert (maxxum.state.x, maxxum.state.y) == (maxxum.start.x, maxxum.start.y)
     route = fleet.route
@@ -219,7 +220,7 @@ def test_agents_are_validated() -> None:
         AgentSpec(name="t", vehicle="tractor")  # type: ignore[arg-type]
     with pytest.raises(AgentError, match="non-empty"):
         AgentSpec(name="")
-    assert AgentSpec(name="m", vehicle="maxxum").vehicle is VehicleKind.MAXXUM  # type: ignore[arg-type]
+    assert AgentSpec(name="m", vehicle="maxxum").vehicle is Vehicle.MAXXUM  # type: ignore[arg-type]
     with pytest.raises(ParamsError, match="seed"):
         _world(seed=-1)
     with pytest.raises(ParamsError, match="source"):
@@ -244,7 +245,7 @@ def _scenario(seed: int) -> list[str]:
     """A session with resets and commands; every step's output as text (NaN compares equal as text)."""
     world = _world(
         seed=seed,
-        agents=(AgentSpec(name="polaris"), AgentSpec(name="maxxum", vehicle=VehicleKind.MAXXUM)),
+        agents=(AgentSpec(name="polaris"), AgentSpec(name="maxxum", vehicle=Vehicle.MAXXUM)),
     )
     out = []
     for k in range(1, 1201):
@@ -275,7 +276,7 @@ def test_other_seed_other_noise_same_truth() -> None:
 
 
 def _maxxum_world() -> World:
-    return _world(agents=(AgentSpec(name="maxxum", vehicle=VehicleKind.MAXXUM),))
+    return _world(agents=(AgentSpec(name="maxxum", vehicle=Vehicle.MAXXUM),))
 
 
 def test_a_maxxum_stands_braked_until_a_command_and_drives_with_its_pedal() -> None:

@@ -15,7 +15,7 @@ from acres_bridge.wire.perception import LidarScan, encode_lidar_frame
 
 POINTS = np.arange(300 * 16 * 4, dtype=np.float32).reshape(300, 16, 4)  # 76,800 bytes: a bulk payload
 CLOUD = encode_lidar_frame(step=12, stamp_ns=100_000_000, sensor=0, columns=300, rings=16, points=POINTS)
-CLOCK = encode(Clock(12, 100_000_000))
+CLOCK = encode(Clock(step=12, stamp_ns=100_000_000))
 
 
 def test_the_cloud_is_large_enough_to_be_assembled_apart():

@@ -172,9 +172,9 @@ SAMPLES: dict[str, object] = {
     ),
     "error": ErrorReply(code="version", message="the bridge speaks protocol version 2"),
     "episode": episode_info(),
-    "clock": Clock(3089, 25_741_668_009),
-    "step_request": StepRequest(7, 12, (3, 0, 9)),
-    "step_done": StepDone(7, 3101, StepStatus.NOT_PAUSED),
+    "clock": Clock(step=3089, stamp_ns=25_741_668_009),
+    "step_request": StepRequest(request_id=7, steps=12, command_seqs=(3, 0, 9)),
+    "step_done": StepDone(request_id=7, last_step=3101, status=StepStatus.NOT_PAUSED),
     "set_state": SetState(state=SimState.PAUSED),
     "reset_session": ResetSession(reason="operator asked"),
     "agent_reset": AgentReset(agent=1, x_m=-12.5, y_m=250.0, yaw_rad=1.5),
@@ -187,8 +187,10 @@ SAMPLES: dict[str, object] = {
         longitude_deg=NAN,
         position_variance=(NAN, NAN, NAN),
     ),
-    "stream_mark": StreamMark(3101),
-    "dbw_command": DbwCommand(17, DbwTarget.ULC, 1, 1, 1.5, 1.0, math.inf),
+    "stream_mark": StreamMark(last_step=3101),
+    "dbw_command": DbwCommand(
+        seq=17, target=DbwTarget.ULC, cmd_type=1, flags=1, cmd=1.5, limit_1=1.0, limit_2=math.inf
+    ),
     "dbw_report": DbwReport(
         step=16490,
         stamp_ns=137_416_666_666,
@@ -300,7 +302,7 @@ def test_round_trip_every_state(state):
 
 @pytest.mark.parametrize("status", list(StepStatus))
 def test_round_trip_every_step_status(status):
-    message = StepDone(99, 1234, status)
+    message = StepDone(request_id=99, last_step=1234, status=status)
     assert decode(read_one(encode(message))) == message
 
 
@@ -334,12 +336,12 @@ def test_round_trip_every_sensor_kind(kind):
 
 def test_round_trip_extremes_of_the_binary_fields():
     for message in (
-        Clock(2**64 - 1, m.MAX_STAMP_NS),
-        StepRequest(2**32 - 1, 2**64 - 1, (2**64 - 1, 0)),
-        StepDone(2**32 - 1, 2**64 - 1, StepStatus.STOPPED),
-        StreamMark(2**64 - 1),
-        StreamMark(0),
-        Clock(0, 0),
+        Clock(step=2**64 - 1, stamp_ns=m.MAX_STAMP_NS),
+        StepRequest(request_id=2**32 - 1, steps=2**64 - 1, command_seqs=(2**64 - 1, 0)),
+        StepDone(request_id=2**32 - 1, last_step=2**64 - 1, status=StepStatus.STOPPED),
+        StreamMark(last_step=2**64 - 1),
+        StreamMark(last_step=0),
+        Clock(step=0, stamp_ns=0),
     ):
         assert decode(read_one(encode(message))) == message
 
@@ -433,7 +435,7 @@ def _header(
     return head + struct.pack("<I", zlib.crc32(head) if check is None else check)
 
 
-GOOD_CLOCK = encode(Clock(1, 8_333_333))
+GOOD_CLOCK = encode(Clock(step=1, stamp_ns=8_333_333))
 
 
 @pytest.mark.parametrize(
@@ -451,7 +453,7 @@ GOOD_CLOCK = encode(Clock(1, 8_333_333))
 def test_reader_drops_a_bad_header_counts_its_reason_and_keeps_the_next_frame(bad, reason):
     reader = FrameReader()
     reader.feed(GOOD_CLOCK + bad + GOOD_CLOCK)
-    assert [decode(frame) for frame in reader.frames()] == [Clock(1, 8_333_333)] * 2
+    assert [decode(frame) for frame in reader.frames()] == [Clock(step=1, stamp_ns=8_333_333)] * 2
     assert reader.dropped == Counter({reason: 1})
     assert reader.version_mismatch == (2 if reason == "protocol version" else None)
     assert reader.buffered == 0
@@ -459,8 +461,8 @@ def test_reader_drops_a_bad_header_counts_its_reason_and_keeps_the_next_frame(ba
 
 def test_reader_limit_on_the_payload_size():
     reader = FrameReader(max_payload=15)
-    reader.feed(GOOD_CLOCK + encode(StreamMark(5)))
-    assert [decode(frame) for frame in reader.frames()] == [StreamMark(5)]
+    reader.feed(GOOD_CLOCK + encode(StreamMark(last_step=5)))
+    assert [decode(frame) for frame in reader.frames()] == [StreamMark(last_step=5)]
     assert reader.dropped == Counter({"oversized": 1})
 
 
@@ -468,8 +470,11 @@ def test_a_corrupted_length_cannot_swallow_the_frames_after_it():
     corrupted = bytearray(GOOD_CLOCK)
     struct.pack_into("<I", corrupted, 8, 10_000)  # the check no longer matches
     reader = FrameReader()
-    reader.feed(bytes(corrupted) + GOOD_CLOCK + encode(StreamMark(5)))
-    assert [decode(frame) for frame in reader.frames()] == [Clock(1, 8_333_333), StreamMark(5)]
+    reader.feed(bytes(corrupted) + GOOD_CLOCK + encode(StreamMark(last_step=5)))
+    assert [decode(frame) for frame in reader.frames()] == [
+        Clock(step=1, stamp_ns=8_333_333),
+        StreamMark(last_step=5),
+    ]
     assert reader.dropped == Counter({"bad header check": 1})
 
 
@@ -479,7 +484,7 @@ def test_the_check_covers_each_of_the_first_12_bytes():
         damaged[position] ^= 0x01
         reader = FrameReader()
         reader.feed(bytes(damaged) + GOOD_CLOCK)
-        assert [decode(frame) for frame in reader.frames()] == [Clock(1, 8_333_333)], position
+        assert [decode(frame) for frame in reader.frames()] == [Clock(step=1, stamp_ns=8_333_333)], position
         assert sum(reader.dropped.values()) >= 1, position
 
 
@@ -487,7 +492,7 @@ def test_the_check_covers_each_of_the_first_12_bytes():
 
 
 def test_clock_layout():
-    payload = payload_of(Clock(3089, 25_741_668_009))
+    payload = payload_of(Clock(step=3089, stamp_ns=25_741_668_009))
     assert len(payload) == 16
     assert struct.unpack_from("<Q", payload, 0) == (3089,)
     assert struct.unpack_from("<q", payload, 8) == (25_741_668_009,)
@@ -496,7 +501,7 @@ def test_clock_layout():
 @pytest.mark.parametrize("count", [0, 1, 3])
 def test_step_request_layout(count):
     seqs = tuple(100 + i for i in range(count))
-    payload = payload_of(StepRequest(77, 5, seqs))
+    payload = payload_of(StepRequest(request_id=77, steps=5, command_seqs=seqs))
     assert len(payload) == 16 + 8 * count
     assert struct.unpack_from("<IIQ", payload, 0) == (77, count, 5)
     for i, seq in enumerate(seqs):
@@ -505,18 +510,20 @@ def test_step_request_layout(count):
 
 def test_step_request_decodes_the_documented_bytes():
     payload = struct.pack("<IIQ", 9, 2, 4) + struct.pack("<QQ", 11, 0)
-    assert m.decode_step_request(payload) == StepRequest(9, 4, (11, 0))
+    assert m.decode_step_request(payload) == StepRequest(request_id=9, steps=4, command_seqs=(11, 0))
 
 
 def test_step_done_layout():
-    payload = payload_of(StepDone(77, 4242, StepStatus.STOPPED))
+    payload = payload_of(StepDone(request_id=77, last_step=4242, status=StepStatus.STOPPED))
     assert len(payload) == 16
     assert struct.unpack_from("<IIQ", payload, 0) == (77, 2, 4242)
-    assert m.decode_step_done(struct.pack("<IIQ", 5, 1, 88)) == StepDone(5, 88, StepStatus.NOT_PAUSED)
+    assert m.decode_step_done(struct.pack("<IIQ", 5, 1, 88)) == StepDone(
+        request_id=5, last_step=88, status=StepStatus.NOT_PAUSED
+    )
 
 
 def test_stream_mark_layout():
-    payload = payload_of(StreamMark(4242))
+    payload = payload_of(StreamMark(last_step=4242))
     assert payload == struct.pack("<Q", 4242)
 
 

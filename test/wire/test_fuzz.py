@@ -93,10 +93,10 @@ HELLO = Hello(
 )
 
 MESSAGES: list[object] = [
-    Clock(3089, 25_741_668_009),
-    StreamMark(3101),
-    StepRequest(7, 12, (3, 0, 9)),
-    StepDone(7, 3101, 0),
+    Clock(step=3089, stamp_ns=25_741_668_009),
+    StreamMark(last_step=3101),
+    StepRequest(request_id=7, steps=12, command_seqs=(3, 0, 9)),
+    StepDone(request_id=7, last_step=3101, status=0),
     INS,
     SetState(state=2),
     AgentReset(agent=1, x_m=-12.5, y_m=250.0, yaw_rad=1.5),

@@ -2,6 +2,7 @@
 
     acres_demo                       run until Ctrl-C
     acres_demo --seconds 10          stop after 10 s (or DEMO_SECONDS=10 acres_demo)
+    acres_demo --sim-seconds 6       stop once 6 simulated seconds have passed on /clock
     acres_demo --vehicle maxxum --seed 7 --port 47100
 
 It starts the simulator (free run) and the bridge as child processes, subscribes to every topic
@@ -260,7 +261,8 @@ class _Monitor(Node):
         self.watches = watches
         self.session: Session | None = None
         self.sim_time_ns: int | None = None
-        self.first_clock_ns: int | None = None
+        self.first_clock_ns: int | None = None  # wall time of the first /clock
+        self.first_sim_ns: int | None = None  # its simulated time
         self.first_episode_ns: int | None = None
         self.first_clock_source_ns: int | None = None  # the DDS source timestamps of both
         self.first_episode_source_ns: int | None = None
@@ -319,6 +321,7 @@ class _Monitor(Node):
                 self.clocks.record(int(info.get("source_timestamp", 0)), self.sim_time_ns)
                 if self.first_clock_ns is None:
                     self.first_clock_ns = now_ns
+                    self.first_sim_ns = self.sim_time_ns
                     self.first_clock_source_ns = int(info.get("source_timestamp", 0))
             sim_ns = self.sim_time_ns if watch.spec.name == "/clock" else None
             if sim_ns is None:
@@ -376,6 +379,7 @@ class DemoOptions:
 
     vehicle: str
     seconds: float | None  # None: until SIGINT or SIGTERM
+    sim_seconds: float | None = None  # stop once /clock is this far past its first message
     port: int
     seed: int
 
@@ -522,18 +526,27 @@ class _Demo:
                 self.children.append(ChildProcess.start(node, [*command, "-p", "use_sim_time:=true"]))
 
     def spin_until(self, deadline_s: float) -> None:
-        """Take messages until deadline_s of the run or a stop; ProcessFailedError when a child dies."""
-        while self.stop.requested is None and self.elapsed_s() < deadline_s:
+        """Take messages until deadline_s of the run, the simulated time or a stop; ProcessFailedError
+        when a child dies."""
+        while self.stop.requested is None and self.elapsed_s() < deadline_s and not self._sim_time_is_up():
             self.executor.spin_once(timeout_sec=min(0.1, max(0.0, deadline_s - self.elapsed_s())))
             for child in self.children:
                 child.check_alive()
+
+    def simulated_s(self) -> float:
+        """Simulated seconds from the first /clock this demo received to the newest."""
+        first, newest = self.monitor.first_sim_ns, self.monitor.sim_time_ns
+        return 0.0 if first is None or newest is None else (newest - first) / NS_PER_S
+
+    def _sim_time_is_up(self) -> bool:
+        return self.options.sim_seconds is not None and self.simulated_s() >= self.options.sim_seconds
 
     def watch(self) -> str:
         """Show the table until the time is up or a stop; why it ended."""
         clock_deadline_s = self.elapsed_s() + CLOCK_TIMEOUT_S
         end_s = float("inf") if self.options.seconds is None else self.options.seconds
         next_show_s = self.elapsed_s() + REDRAW_INTERVAL_S
-        while self.stop.requested is None and self.elapsed_s() < end_s:
+        while self.stop.requested is None and self.elapsed_s() < end_s and not self._sim_time_is_up():
             self.spin_until(min(next_show_s, end_s))
             if self.monitor.first_clock_ns is None and self.elapsed_s() > clock_deadline_s:
                 tail = "" if self.bridge is None else ProcessFailedError.describe_output(self.bridge.tail())
@@ -541,7 +554,11 @@ class _Demo:
             if self.stop.requested is None and next_show_s <= self.elapsed_s() < end_s:
                 self.display.show(self.screen())
                 next_show_s += self.display.interval_s
-        return self.stop.requested or f"{self.options.seconds:g} s are up"
+        if self.stop.requested:
+            return self.stop.requested
+        if self._sim_time_is_up():
+            return f"{self.options.sim_seconds:g} simulated s are up"
+        return f"{self.options.seconds:g} s are up"
 
     def close(self) -> None:
         """Stop the bridge, then the simulator; then the monitor node."""
@@ -619,6 +636,12 @@ def parse_options(argv: Sequence[str] | None, environ: dict[str, str] | None = N
         help=f"stop after this many seconds (default ${SECONDS_ENV}; unset: until Ctrl-C)",
     )
     parser.add_argument(
+        "--sim-seconds",
+        type=_seconds,
+        default=None,
+        help="stop once /clock has advanced this many simulated seconds (a busy machine runs slower)",
+    )
+    parser.add_argument(
         "--port", type=_port, default=None, help="the simulator's control port (default: free)"
     )
     parser.add_argument("--seed", type=int, default=42, help="seed of the sensor noise (default 42)")
@@ -634,6 +657,7 @@ def parse_options(argv: Sequence[str] | None, environ: dict[str, str] | None = N
     return DemoOptions(
         vehicle=args.vehicle,
         seconds=seconds,
+        sim_seconds=args.sim_seconds,
         port=args.port if args.port is not None else free_port(),
         seed=args.seed,
     )

@@ -4,11 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["AcresBridgeError", "ComponentError", "ProcessFailedError", "ProfileError"]
+__all__ = [
+    "AcresBridgeError",
+    "CommandRefusedError",
+    "ComponentError",
+    "ParameterError",
+    "ProcessFailedError",
+    "ProfileError",
+]
 
 
 class AcresBridgeError(Exception):
     """Base of every error that acres_bridge raises on purpose."""
+
+
+class CommandRefusedError(AcresBridgeError, ValueError):
+    """Raised when a command must not reach the vehicle: the message names the field and its value."""
+
+
+class ParameterError(AcresBridgeError, ValueError):
+    """Raised when a node's or the bridge's parameter has a value it cannot take: the message names
+    the parameter, the value found and what is expected."""
 
 
 class ProfileError(AcresBridgeError):

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from acres_bridge.errors import ParameterError
 from acres_bridge.nodes.speed_controller import DEFAULT_CMD_TIMEOUT_S, SpeedControllerParams
 from acres_bridge.wire.vocabulary import Vehicle
 
@@ -123,28 +124,28 @@ class BridgeConfig:
 
     def __post_init__(self) -> None:
         if self.vehicle not in VEHICLES:
-            raise ValueError(f"vehicle must be one of {', '.join(VEHICLES)}; found {self.vehicle!r}")
+            raise ParameterError(f"vehicle must be one of {', '.join(VEHICLES)}; found {self.vehicle!r}")
         _parse_agents(self.agents)
         if not 0 < self.control_port < 65536:
-            raise ValueError(f"control_port must be a TCP port (1..65535); found {self.control_port}")
+            raise ParameterError(f"control_port must be a TCP port (1..65535); found {self.control_port}")
         if not 0 <= self.can_udp_port < 65536:
-            raise ValueError(
+            raise ParameterError(
                 "can_udp_port must be a UDP port (1..65535), or 0 for the simulator's; "
                 f"found {self.can_udp_port}"
             )
         for name in ("reconnect_interval_s", "step_timeout_s", "cmd_timeout_s"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
-                raise ValueError(f"{name} must be a finite number of seconds > 0; found {value}")
+                raise ParameterError(f"{name} must be a finite number of seconds > 0; found {value}")
         try:
             SpeedControllerParams(
                 speed_kp=self.speed_kp, speed_ki=self.speed_ki, max_speed_mps=self.max_speed_mps
             )
         except ValueError as error:
-            raise ValueError(str(error).replace("SpeedControllerParams.", "")) from None
+            raise ParameterError(str(error).replace("SpeedControllerParams.", "")) from None
         unknown = set(self.toggles) - {s.name for s in SUBSYSTEMS}
         if unknown:
-            raise ValueError(
+            raise ParameterError(
                 f"unknown subsystem toggles {sorted(unknown)}; known: {[s.name for s in SUBSYSTEMS]}"
             )
 
@@ -166,7 +167,7 @@ class BridgeConfig:
         defaults = cls.parameter_defaults()
         unknown = set(values) - set(defaults)
         if unknown:
-            raise ValueError(f"unknown bridge parameters {sorted(unknown)}")
+            raise ParameterError(f"unknown bridge parameters {sorted(unknown)}")
         merged = {**defaults, **values}
         agents = merged["agents"]
         if isinstance(agents, int) and not isinstance(agents, bool):
@@ -177,7 +178,7 @@ class BridgeConfig:
             if expected is float and isinstance(value, int) and not isinstance(value, bool):
                 merged[name] = float(value)
             elif not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-                raise ValueError(f"parameter {name} must be {expected.__name__}; found {value!r}")
+                raise ParameterError(f"parameter {name} must be {expected.__name__}; found {value!r}")
         toggles = {s.name: bool(merged.pop(s.name)) for s in SUBSYSTEMS}
         return cls(toggles=toggles, **merged)
 
@@ -213,9 +214,9 @@ def _parse_agents(text: str) -> tuple[int, ...] | None:
     try:
         indices = tuple(int(part) for part in text.split(","))
     except ValueError:
-        raise ValueError(f"agents must be auto or agent indices like 0 or 0,2; found {text!r}") from None
+        raise ParameterError(f"agents must be auto or agent indices like 0 or 0,2; found {text!r}") from None
     if not indices or min(indices) < 0 or len(set(indices)) != len(indices):
-        raise ValueError(f"agents must be auto or distinct agent indices >= 0; found {text!r}")
+        raise ParameterError(f"agents must be auto or distinct agent indices >= 0; found {text!r}")
     return indices
 
 

@@ -150,8 +150,8 @@ def camera_mount(vehicle: VehicleParams, frame: str | None = None) -> tuple[F64,
         frame = OPTICAL_FRAMES.get(vehicle.vehicle)
         if frame is None:
             raise ParamsError(
-                f"camera_mount: vehicle {vehicle.vehicle!r} has no known camera; expected one of "
-                f"{sorted(OPTICAL_FRAMES)} or an explicit frame"
+                f"camera_mount: vehicle '{vehicle.vehicle}' has no known camera; expected one of "
+                f"{sorted(str(v) for v in OPTICAL_FRAMES)} or an explicit frame"
             )
     return mount_in_base(vehicle.mounts, frame)
 

@@ -75,9 +75,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from enum import IntEnum
 from typing import Final
 
+from acres_bridge.errors import CommandRefusedError
 from acres_bridge.wire.dbw import (
     COMMAND_FLAG_CLEAR,
     COMMAND_FLAG_COAST_DECEL,
@@ -85,12 +85,18 @@ from acres_bridge.wire.dbw import (
     COMMAND_FLAG_ENABLE_SHIFT,
     COMMAND_FLAG_ENABLE_SHIFT_PARK,
     COMMAND_FLAG_IGNORE,
+    COMMAND_GEARS,
     COMMAND_RANGES,
+    BrakeCmdType,
     DbwCommand,
     DbwReport,
     DbwTarget,
     ReportFlags,
+    SteeringCmdType,
+    ThrottleCmdType,
+    UlcCmdType,
 )
+from acres_bridge.wire.dbw import check_command as wire_check_command
 from acres_sim.clock import PHYSICS_DT_S, PHYSICS_RATE_HZ, is_due, step_stamp_ns
 from acres_sim.errors import DbwCommandError, ParamsError
 from acres_sim.powertrain import Gear, Powertrain, PowertrainParams
@@ -100,61 +106,17 @@ __all__ = [
     "COMMAND_RANGES",
     "OVERRIDE_SUBSYSTEMS",
     "REPORT_RATE_HZ",
-    "BrakeCmdType",
     "DbwParams",
     "DbwSystem",
     "Gear",
-    "SteeringCmdType",
-    "ThrottleCmdType",
-    "UlcCmdType",
     "check_command",
     "report_due",
 ]
 
 REPORT_RATE_HZ: Final = 50
-_KNOWN_COMMAND_FLAGS: Final = 63
 
 
-class SteeringCmdType(IntEnum):
-    """SteeringCmd CMD_* values that the Polaris accepts."""
-
-    NONE = 0
-    ANGLE = 2
-    CURVATURE = 3
-    YAW_RATE = 4
-    PERCENT = 14
-
-
-class ThrottleCmdType(IntEnum):
-    """ThrottleCmd CMD_* values that the Polaris accepts."""
-
-    NONE = 0
-    PEDAL_RAW = 13
-    PERCENT = 14
-
-
-class BrakeCmdType(IntEnum):
-    """BrakeCmd CMD_* values that the Polaris accepts."""
-
-    NONE = 0
-    PRESSURE = 1
-    PERCENT = 14
-
-
-class UlcCmdType(IntEnum):
-    """UlcCmd CMD_* values."""
-
-    NONE = 0
-    VELOCITY = 1
-    ACCEL = 2
-
-
-# What a command may carry, per target and cmd_type: the (lowest, highest) cmd in that type's unit.
-# The same ranges as the bridge's checks; cmd_type 0 (no command) carries cmd 0. Values beyond an
-# actuator's reach (a curvature tighter than the steering lock, a pressure above the brake's
-# maximum) are accepted and saturate.
 OVERRIDE_SUBSYSTEMS: Final = (DbwTarget.STEERING, DbwTarget.THROTTLE, DbwTarget.BRAKE, DbwTarget.GEAR)
-_COMMAND_GEARS: Final = (Gear.PARK, Gear.REVERSE, Gear.NEUTRAL, Gear.HIGH, Gear.LOW)
 
 
 def report_due(step: int) -> bool:
@@ -163,38 +125,12 @@ def report_due(step: int) -> bool:
 
 
 def check_command(command: DbwCommand) -> None:
-    """Raise DbwCommandError, naming the field, unless the Polaris can take ``command``."""
+    """Raise DbwCommandError, naming the field, unless the Polaris can take ``command``
+    (acres_bridge.wire.dbw.check_command: the protocol's one check)."""
     try:
-        target = DbwTarget(command.target)
-    except ValueError:
-        raise DbwCommandError(f"DBW command target {command.target!r}: expected 1..7") from None
-    if command.flags & ~_KNOWN_COMMAND_FLAGS or command.flags < 0:
-        raise DbwCommandError(f"DBW command flags {command.flags:#x}: unknown bits")
-    if not math.isfinite(command.cmd):
-        raise DbwCommandError(f"DBW {target.name} cmd: expected a finite number, found {command.cmd!r}")
-    for name, limit in (("limit_1", command.limit_1), ("limit_2", command.limit_2)):
-        if math.isnan(limit) or limit < 0.0:
-            raise DbwCommandError(
-                f"DBW {target.name} {name}: expected >= 0 (0 default) or +inf, found {limit}"
-            )
-    if target is DbwTarget.GEAR:
-        if command.cmd_type not in _COMMAND_GEARS:
-            raise DbwCommandError(
-                f"DBW GEAR value {command.cmd_type!r}: expected 1 P, 2 R, 3 N, 4 H or 5 L (0 is no command)"
-            )
-        return
-    ranges = COMMAND_RANGES.get(target)
-    if ranges is None:  # ENABLE, DISABLE: nothing else to check
-        return
-    if command.cmd_type not in ranges:
-        raise DbwCommandError(
-            f"DBW {target.name} cmd_type {command.cmd_type!r}: expected one of {sorted(ranges)}"
-        )
-    low, high = ranges[command.cmd_type]
-    if not low <= command.cmd <= high:
-        raise DbwCommandError(
-            f"DBW {target.name} cmd {command.cmd}: expected {low} .. {high} for cmd_type {command.cmd_type}"
-        )
+        wire_check_command(command)
+    except CommandRefusedError as error:
+        raise DbwCommandError(f"DBW {error}") from None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -380,7 +316,7 @@ class DbwSystem:
             value = float(value)
             if not math.isfinite(value):
                 raise ParamsError(f"driver override value: expected a finite number, got {value!r}")
-            if target is DbwTarget.GEAR and value not in _COMMAND_GEARS:
+            if target is DbwTarget.GEAR and value not in COMMAND_GEARS:
                 raise ParamsError(f"driver override gear {value!r}: expected 1 P, 2 R, 3 N, 4 H or 5 L")
         override = self._overrides[target]
         override.active = bool(active)

@@ -186,7 +186,7 @@ def energy_params(vehicle: VehicleParams) -> EnergyParams:
         return _polaris_energy(PowertrainParams(), vehicle)
     raise ParamsError(
         f"energy_params: expected PolarisParams or MaxxumParams, got {type(vehicle).__name__} "
-        f"({vehicle.vehicle!r})"
+        f"('{vehicle.vehicle}')"
     )
 
 

@@ -242,7 +242,8 @@ def contact_params(vehicle: VehicleParams) -> ContactParams:
         return _CONTACTS[vehicle.vehicle]
     except KeyError:
         raise ParamsError(
-            f"contact_params: expected a vehicle of {sorted(_CONTACTS)}, got {vehicle.vehicle!r}"
+            f"contact_params: expected a vehicle of {sorted(str(v) for v in _CONTACTS)}, "
+            f"got '{vehicle.vehicle}'"
         ) from None
 
 

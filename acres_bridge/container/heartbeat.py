@@ -15,6 +15,8 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from std_msgs.msg import String
 
+from acres_bridge.errors import ParameterError
+
 __all__ = ["Heartbeat"]
 
 
@@ -31,7 +33,7 @@ class Heartbeat(Node):
         )
         rate_hz = self.declare_parameter("rate_hz", 1.0, descriptor).value
         if isinstance(rate_hz, bool) or not isinstance(rate_hz, int | float) or not 0 < rate_hz < math.inf:
-            raise ValueError(f"rate_hz must be a number above 0, got {rate_hz!r}")
+            raise ParameterError(f"rate_hz must be a number above 0, got {rate_hz!r}")
         self._count = 0
         self._publisher = self.create_publisher(String, "heartbeat", 10)
         self._timer = self.create_timer(1.0 / rate_hz, self._beat)

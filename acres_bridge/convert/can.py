@@ -14,8 +14,8 @@ from typing import Any, Final
 import numpy as np
 from can_msgs.msg import Frame
 
-from acres_bridge.convert.dbw import CommandRefusedError
 from acres_bridge.convert.stamps import stamp, time_ns
+from acres_bridge.errors import CommandRefusedError
 from acres_bridge.wire.can import EXTENDED_ID_MASK, STANDARD_ID_MASK, CanFrame, is_barrier
 from acres_bridge.wire.messages import MAX_STAMP_NS
 

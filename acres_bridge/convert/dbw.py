@@ -28,6 +28,7 @@ from ds_dbw_msgs.msg import (
 from std_msgs.msg import Bool
 
 from acres_bridge.convert.stamps import stamp
+from acres_bridge.errors import CommandRefusedError
 from acres_bridge.wire.dbw import (
     COMMAND_FLAG_CLEAR,
     COMMAND_FLAG_COAST_DECEL,
@@ -47,7 +48,6 @@ __all__ = [
     "ACTUATOR_TEMP_C",
     "STEERING_LIMIT_DEG",
     "STEERING_RATE_LIMIT_DEGPS",
-    "CommandRefusedError",
     "DbwMessages",
     "command_from_message",
     "report_messages",
@@ -61,10 +61,6 @@ STEERING_RANGES = COMMAND_RANGES[DbwTarget.STEERING]
 THROTTLE_RANGES = COMMAND_RANGES[DbwTarget.THROTTLE]
 BRAKE_RANGES = COMMAND_RANGES[DbwTarget.BRAKE]
 ULC_RANGES = COMMAND_RANGES[DbwTarget.ULC]
-
-
-class CommandRefusedError(ValueError):
-    """Raised when a command must not reach the vehicle: the reason names the field and value."""
 
 
 @dataclass(frozen=True)
@@ -176,7 +172,9 @@ def _limit(name: str, value: float) -> float:
 
 def _in_range(kind: str, cmd_type: int, cmd: float, ranges: dict[int, tuple[float, float]]) -> float:
     if cmd_type not in ranges:
-        raise CommandRefusedError(f"{kind}: cmd_type {cmd_type} is not one of {sorted(ranges)}")
+        raise CommandRefusedError(
+            f"{kind}: cmd_type {cmd_type} is not one of {sorted(int(t) for t in ranges)}"
+        )
     value = _finite(f"{kind}: cmd", cmd)
     low, high = ranges[cmd_type]
     if not low <= value <= high:

@@ -22,9 +22,9 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
 from std_msgs.msg import Float32, String
 
-from acres_bridge.convert.dbw import CommandRefusedError
 from acres_bridge.convert.frames import FrameNames
 from acres_bridge.convert.rig import check_rig, mount_transforms
+from acres_bridge.errors import CommandRefusedError
 from acres_bridge.wire import ProtocolError, SensorMount
 from acres_bridge.wire.maxxum import (
     MAX_CURVATURE_1PM,

@@ -41,8 +41,8 @@ from std_msgs.msg import String
 
 from acres_bridge.convert import internal
 from acres_bridge.convert.can import checked_frame, frame_message
-from acres_bridge.convert.dbw import CommandRefusedError
 from acres_bridge.convert.session import episode as episode_message
+from acres_bridge.errors import CommandRefusedError
 from acres_bridge.ingest.bus import BUS, BusSubscription, SampleBus
 from acres_bridge.wire import (
     AgentReset,

@@ -24,6 +24,7 @@ from typing import Any
 
 from rclpy.node import Node
 
+from acres_bridge.errors import ParameterError
 from acres_bridge.ingest.bus import BUS, SampleBus
 from acres_bridge.ingest.channels import (
     CHANNELS,
@@ -95,7 +96,7 @@ class IngestNode(Node):
         serve_control = self.declare_parameter("simulation_control", True).value
         can_udp_port = int(self.declare_parameter("can_udp_port", 0).value)
         if not 0 <= can_udp_port < 65536:
-            raise ValueError(f"parameter can_udp_port must be a UDP port or 0; found {can_udp_port}")
+            raise ParameterError(f"parameter can_udp_port must be a UDP port or 0; found {can_udp_port}")
         self._namespace = self.get_namespace()
         self._bus = bus
         # One end per channel of CHANNELS (and per agent where the channel is one per agent).

@@ -18,6 +18,7 @@ from rclpy.node import Node
 from rclpy.publisher import Publisher
 
 from acres_bridge.convert.frames import FrameNames, frame_names
+from acres_bridge.errors import ParameterError
 from acres_bridge.ingest.channels import IngestChannel, SampleSubscription
 from acres_bridge.msg_profiles import Direction, MsgProfiles, TopicSpec, load_profiles
 from acres_bridge.wire.vocabulary import Vehicle
@@ -43,7 +44,7 @@ class SubsystemNode(Node):
         super().__init__(**node_options)
         vehicle = str(self.declare_parameter("vehicle", str(Vehicle.POLARIS)).value)
         if vehicle not in tuple(Vehicle):
-            raise ValueError(f"parameter vehicle must be polaris or maxxum, found {vehicle!r}")
+            raise ParameterError(f"parameter vehicle must be polaris or maxxum, found {vehicle!r}")
         self.vehicle = Vehicle(vehicle)
         self.agent = int(self.declare_parameter("agent", 0).value)
         ingest_namespace = str(self.declare_parameter("ingest_namespace", "").value)

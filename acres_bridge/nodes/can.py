@@ -25,6 +25,7 @@ from acres_bridge.convert.can import (
     frame_message,
     is_published,
 )
+from acres_bridge.errors import ParameterError
 from acres_bridge.ingest.channels import CAN_RX, CAN_TX, SampleOutlet
 from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.nodes.command_fence import CommandFence
@@ -42,7 +43,7 @@ class Can(SubsystemNode):
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
         if self.vehicle != Vehicle.MAXXUM:
-            raise ValueError(f"the can node serves the Maxxum's CAN bus; a {self.vehicle} has none")
+            raise ParameterError(f"the can node serves the Maxxum's CAN bus; a {self.vehicle} has none")
         self.fence = CommandFence(self, what="can/tx frame")
         self.refused: Counter[str] = Counter()
         self.forwarded = 0

@@ -14,7 +14,8 @@ from typing import Any
 
 from ds_dbw_msgs.msg import BrakeCmd, GearCmd, SteeringCmd, ThrottleCmd, UlcCmd
 
-from acres_bridge.convert.dbw import CommandRefusedError, command_from_message, report_messages
+from acres_bridge.convert.dbw import command_from_message, report_messages
+from acres_bridge.errors import CommandRefusedError, ParameterError
 from acres_bridge.ingest.channels import DBW_COMMAND, DBW_REPORT, SampleOutlet
 from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.nodes.command_fence import CommandFence
@@ -49,7 +50,7 @@ class Dbw(SubsystemNode):
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
         if self.vehicle != Vehicle.POLARIS:
-            raise ValueError(f"the drive-by-wire node serves a Polaris, not a {self.vehicle}")
+            raise ParameterError(f"the drive-by-wire node serves a Polaris, not a {self.vehicle}")
         self._reports = [self.publisher(name) for name in REPORT_TOPICS]
         self._commands: SampleOutlet[DbwCommand] = SampleOutlet(
             self, DBW_COMMAND, namespace=self.ingest_namespace, agent=self.agent

@@ -34,8 +34,8 @@ from typing import Any, Final, TypeVar
 from tf2_msgs.msg import TFMessage
 
 from acres_bridge.convert import maxxum as convert
-from acres_bridge.convert.dbw import CommandRefusedError
 from acres_bridge.convert.stamps import stamp
+from acres_bridge.errors import CommandRefusedError, ParameterError
 from acres_bridge.ingest.channels import CLOCK, INS, MAXXUM_COMMAND, MAXXUM_OBSERVATION, SESSION, SampleOutlet
 from acres_bridge.ingest.channels import Session as IngestSession
 from acres_bridge.nodes.base import SubsystemNode
@@ -72,7 +72,7 @@ class Maxxum(SubsystemNode):
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
         if self.vehicle != Vehicle.MAXXUM:
-            raise ValueError(f"the maxxum node serves a Maxxum, not a {self.vehicle}")
+            raise ParameterError(f"the maxxum node serves a Maxxum, not a {self.vehicle}")
         self.controller = SpeedControllerParams(
             speed_kp=float(self.declare_parameter("speed_kp", _DEFAULTS.speed_kp).value),
             speed_ki=float(self.declare_parameter("speed_ki", _DEFAULTS.speed_ki).value),
@@ -80,7 +80,7 @@ class Maxxum(SubsystemNode):
         )
         timeout_s = float(self.declare_parameter("cmd_timeout_s", DEFAULT_CMD_TIMEOUT_S).value)
         if not (math.isfinite(timeout_s) and timeout_s > 0.0):
-            raise ValueError(
+            raise ParameterError(
                 f"parameter cmd_timeout_s must be a finite number of seconds > 0, found {timeout_s}"
             )
         self.cmd_timeout_ns = round(timeout_s * NS_PER_S)

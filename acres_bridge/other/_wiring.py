@@ -15,7 +15,7 @@ from rclpy.publisher import Publisher
 from rclpy.subscription import Subscription
 from rclpy.utilities import try_shutdown
 
-from acres_bridge.errors import AcresBridgeError
+from acres_bridge.errors import AcresBridgeError, ParameterError
 from acres_bridge.msg_profiles import TopicSpec
 from acres_bridge.nodes.base import profiles
 
@@ -64,7 +64,7 @@ def finite_parameter(
         or not math.isfinite(value)
         or not valid(float(value))
     ):
-        raise ValueError(f"parameter {name} must be a finite number {expected}, found {value!r}")
+        raise ParameterError(f"parameter {name} must be a finite number {expected}, found {value!r}")
     return float(value)
 
 

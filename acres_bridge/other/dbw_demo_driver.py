@@ -66,6 +66,7 @@ from rcl_interfaces.msg import ParameterDescriptor
 from std_msgs.msg import Empty, String
 from tf2_msgs.msg import TFMessage
 
+from acres_bridge.errors import ParameterError
 from acres_bridge.ingest.channels import SESSION, Session
 from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.other import _wiring
@@ -102,7 +103,7 @@ class DbwDemoDriver(SubsystemNode):
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
         if self.vehicle != Vehicle.POLARIS:
-            raise ValueError(f"dbw_demo_driver drives a Polaris; vehicle is {self.vehicle!r}")
+            raise ParameterError(f"dbw_demo_driver drives a Polaris; vehicle is '{self.vehicle}'")
         self.speed_mps = _wiring.finite_parameter(
             self,
             "speed_mps",
@@ -123,7 +124,9 @@ class DbwDemoDriver(SubsystemNode):
             "gear", 5, ParameterDescriptor(description="1 P, 2 R, 3 N, 4 H, 5 L", read_only=True)
         ).value
         if isinstance(gear, bool) or not isinstance(gear, int) or not 1 <= gear <= 5:
-            raise ValueError(f"parameter gear must be 1 (P), 2 (R), 3 (N), 4 (H) or 5 (L), found {gear!r}")
+            raise ParameterError(
+                f"parameter gear must be 1 (P), 2 (R), 3 (N), 4 (H) or 5 (L), found {gear!r}"
+            )
         self.gear = gear
         self.tracker = RouteTracker(acre_loop(), lookahead_m=lookahead_m)
         self.route_frame = self.frames.apply(

@@ -24,6 +24,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from std_msgs.msg import Bool, Float32
 
+from acres_bridge.errors import ParameterError
 from acres_bridge.other import _wiring
 
 __all__ = ["LabStubs", "main"]
@@ -55,7 +56,7 @@ class LabStubs(Node):
             ParameterDescriptor(description=f"the value of {SPEED_LIMIT} in m/s", dynamic_typing=True),
         ).value
         if (error := _speed_limit_error(limit)) is not None:
-            raise ValueError(f"parameter {error}")
+            raise ParameterError(f"parameter {error}")
         self.add_on_set_parameters_callback(self._check_parameters)
         self._stop = _wiring.publisher(self, "other_nodes", SAFETY_STOP)
         self._limit = _wiring.publisher(self, "other_nodes", SPEED_LIMIT)

@@ -27,6 +27,7 @@ from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor
 from tf2_msgs.msg import TFMessage
 
+from acres_bridge.errors import ParameterError
 from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.other import _wiring
 from acres_bridge.other.paths import OdomTrail, origin_transform
@@ -45,11 +46,13 @@ class OdomPath(SubsystemNode):
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
         if self.vehicle != Vehicle.POLARIS:
-            raise ValueError(f"odom_path follows the Polaris's /vehicle/odom; vehicle is {self.vehicle!r}")
+            raise ParameterError(
+                f"odom_path follows the Polaris's /vehicle/odom; vehicle is '{self.vehicle}'"
+            )
         read_only = ParameterDescriptor(read_only=True)
         max_poses = self.declare_parameter("max_poses", 10000, read_only).value
         if isinstance(max_poses, bool) or not isinstance(max_poses, int) or max_poses < 1:
-            raise ValueError(f"parameter max_poses must be a positive integer, found {max_poses!r}")
+            raise ParameterError(f"parameter max_poses must be a positive integer, found {max_poses!r}")
         self.publish_origin_tf = bool(self.declare_parameter("publish_origin_tf", True, read_only).value)
         spec = _wiring.spec("other_nodes", PATH_TOPIC)
         self.trail = OdomTrail(frame=self.frames.apply(spec.frame or "odom_origin"), max_poses=max_poses)

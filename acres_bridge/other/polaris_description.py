@@ -25,6 +25,7 @@ from typing import Any
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
+from acres_bridge.errors import ParameterError
 from acres_bridge.ingest.channels import SESSION, Session
 from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.other import _wiring
@@ -43,7 +44,7 @@ class PolarisDescription(SubsystemNode):
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
         if self.vehicle != Vehicle.POLARIS:
-            raise ValueError(f"polaris_description describes a Polaris; vehicle is {self.vehicle!r}")
+            raise ParameterError(f"polaris_description describes a Polaris; vehicle is '{self.vehicle}'")
         self._description = _wiring.publisher(self, "other_nodes", "/robot_description")
         self._tf_static = _wiring.publisher(self, "other_nodes", "/tf_static")
         self.rig: tuple[SensorMount, ...] | None = None  # the rig last published

@@ -12,15 +12,22 @@ import struct
 from dataclasses import dataclass
 from enum import IntEnum, IntFlag
 
+from acres_bridge.errors import CommandRefusedError
 from acres_bridge.wire.errors import ProtocolError
 
 __all__ = [
     "COMMAND_GEARS",
     "COMMAND_RANGES",
+    "BrakeCmdType",
     "DbwCommand",
     "DbwReport",
     "DbwTarget",
     "ReportFlags",
+    "SteeringCmdType",
+    "ThrottleCmdType",
+    "UlcCmdType",
+    "check_command",
+    "check_command_fields",
     "decode_dbw_command",
     "decode_dbw_report",
     "encode_dbw_command",
@@ -48,19 +55,68 @@ COMMAND_FLAG_ENABLE_SHIFT_PARK = 16
 COMMAND_FLAG_COAST_DECEL = 32
 _COMMAND_FLAGS = 63
 
-# The commands the simulated Polaris takes: target -> {ds_dbw_msgs cmd_type: (lowest, highest) cmd}.
-# The bridge refuses anything else before it reaches the simulator; the simulator checks again.
+
+class SteeringCmdType(IntEnum):
+    """ds_dbw_msgs SteeringCmd CMD_* values that the Polaris accepts."""
+
+    NONE = 0
+    ANGLE = 2
+    CURVATURE = 3
+    YAW_RATE = 4
+    PERCENT = 14
+
+
+class ThrottleCmdType(IntEnum):
+    """ds_dbw_msgs ThrottleCmd CMD_* values that the Polaris accepts."""
+
+    NONE = 0
+    PEDAL_RAW = 13
+    PERCENT = 14
+
+
+class BrakeCmdType(IntEnum):
+    """ds_dbw_msgs BrakeCmd CMD_* values that the Polaris accepts."""
+
+    NONE = 0
+    PRESSURE = 1
+    PERCENT = 14
+
+
+class UlcCmdType(IntEnum):
+    """ds_dbw_msgs UlcCmd CMD_* values."""
+
+    NONE = 0
+    VELOCITY = 1
+    ACCEL = 2
+
+
+# The commands the simulated Polaris takes: target -> {cmd_type: (lowest, highest) cmd}, in the
+# cmd_type's unit; cmd_type NONE carries cmd 0. The bridge refuses anything else before it reaches
+# the simulator (naming the ROS field), and the simulator checks again (check_command). Values
+# beyond an actuator's reach (a curvature tighter than the steering lock) are accepted and saturate.
 COMMAND_RANGES: dict[DbwTarget, dict[int, tuple[float, float]]] = {
     DbwTarget.STEERING: {
-        0: (0.0, 0.0),  # CMD_NONE
-        2: (-487.0, 487.0),  # CMD_ANGLE: steering-wheel deg
-        3: (-0.5, 0.5),  # CMD_CURVATURE: 1/m
-        4: (-8.5, 8.5),  # CMD_YAW_RATE: rad/s
-        14: (-100.0, 100.0),  # CMD_PERCENT
+        SteeringCmdType.NONE: (0.0, 0.0),
+        SteeringCmdType.ANGLE: (-487.0, 487.0),  # steering-wheel deg
+        SteeringCmdType.CURVATURE: (-0.5, 0.5),  # 1/m
+        SteeringCmdType.YAW_RATE: (-8.5, 8.5),  # rad/s
+        SteeringCmdType.PERCENT: (-100.0, 100.0),
     },
-    DbwTarget.THROTTLE: {0: (0.0, 0.0), 13: (0.0, 100.0), 14: (0.0, 100.0)},  # NONE, PEDAL_RAW, PERCENT
-    DbwTarget.BRAKE: {0: (0.0, 0.0), 1: (0.0, 200.0), 14: (0.0, 100.0)},  # NONE, PRESSURE (bar), PERCENT
-    DbwTarget.ULC: {0: (0.0, 0.0), 1: (-5.0, 18.0), 2: (-10.0, 5.0)},  # NONE, VELOCITY (m/s), ACCEL (m/s^2)
+    DbwTarget.THROTTLE: {
+        ThrottleCmdType.NONE: (0.0, 0.0),
+        ThrottleCmdType.PEDAL_RAW: (0.0, 100.0),
+        ThrottleCmdType.PERCENT: (0.0, 100.0),
+    },
+    DbwTarget.BRAKE: {
+        BrakeCmdType.NONE: (0.0, 0.0),
+        BrakeCmdType.PRESSURE: (0.0, 200.0),  # bar
+        BrakeCmdType.PERCENT: (0.0, 100.0),
+    },
+    DbwTarget.ULC: {
+        UlcCmdType.NONE: (0.0, 0.0),
+        UlcCmdType.VELOCITY: (-5.0, 18.0),  # m/s
+        UlcCmdType.ACCEL: (-10.0, 5.0),  # m/s^2
+    },
 }
 COMMAND_GEARS = (1, 2, 3, 4, 5)  # P R N H L (ds_dbw_msgs calls 4 DRIVE); 0 is no command
 
@@ -82,6 +138,48 @@ class DbwCommand:
     cmd: float
     limit_1: float = 0.0
     limit_2: float = 0.0
+
+
+def check_command_fields(command: DbwCommand) -> None:
+    """Raise CommandRefusedError, naming the field, for what no vehicle takes: an unknown target or
+    flag, a cmd that is not finite, a limit below 0 or NaN."""
+    if command.target not in tuple(DbwTarget):
+        raise CommandRefusedError(f"command target {command.target!r}: expected 1..7")
+    target = DbwTarget(command.target)
+    if command.flags & ~_COMMAND_FLAGS or command.flags < 0:
+        raise CommandRefusedError(f"command flags {command.flags:#x}: unknown bits")
+    if not math.isfinite(command.cmd):
+        raise CommandRefusedError(f"{target.name} cmd: expected a finite number, found {command.cmd!r}")
+    for name, limit in (("limit_1", command.limit_1), ("limit_2", command.limit_2)):
+        if math.isnan(limit) or limit < 0.0:
+            raise CommandRefusedError(
+                f"{target.name} {name}: expected >= 0 (0 default) or +inf, found {limit}"
+            )
+
+
+def check_command(command: DbwCommand) -> None:
+    """Raise CommandRefusedError, naming the field, unless the Polaris takes the command: the fields
+    (check_command_fields), a gear of COMMAND_GEARS, a cmd_type and cmd of COMMAND_RANGES."""
+    check_command_fields(command)
+    target = DbwTarget(command.target)
+    if target is DbwTarget.GEAR:
+        if command.cmd_type not in COMMAND_GEARS:
+            raise CommandRefusedError(
+                f"GEAR value {command.cmd_type!r}: expected 1 P, 2 R, 3 N, 4 H or 5 L (0 is no command)"
+            )
+        return
+    ranges = COMMAND_RANGES.get(target)
+    if ranges is None:  # ENABLE, DISABLE: nothing else to check
+        return
+    if command.cmd_type not in ranges:
+        raise CommandRefusedError(
+            f"{target.name} cmd_type {command.cmd_type!r}: expected one of {sorted(int(t) for t in ranges)}"
+        )
+    low, high = ranges[command.cmd_type]
+    if not low <= command.cmd <= high:
+        raise CommandRefusedError(
+            f"{target.name} cmd {command.cmd}: expected {low} .. {high} for cmd_type {command.cmd_type}"
+        )
 
 
 class ReportFlags(IntFlag):
@@ -195,18 +293,14 @@ def decode_dbw_command(payload: bytes) -> DbwCommand:
     seq, target, cmd_type, flags, cmd, limit_1, limit_2 = _COMMAND.unpack(payload)
     if seq < 1:
         raise ProtocolError("DBW_COMMAND: seq starts at 1, found 0")
-    if target not in tuple(DbwTarget):
-        raise ProtocolError(f"DBW_COMMAND: unknown target {target}")
-    if flags & ~_COMMAND_FLAGS:
-        raise ProtocolError(f"DBW_COMMAND: unknown flags {flags:#x}")
-    if not math.isfinite(cmd):
-        raise ProtocolError(f"DBW_COMMAND: cmd must be finite, found {cmd}")
-    for name, limit in (("limit_1", limit_1), ("limit_2", limit_2)):
-        if math.isnan(limit) or limit < 0:
-            raise ProtocolError(f"DBW_COMMAND: {name} must be >= 0 or +inf, found {limit}")
-    return DbwCommand(
+    command = DbwCommand(
         seq=seq, target=target, cmd_type=cmd_type, flags=flags, cmd=cmd, limit_1=limit_1, limit_2=limit_2
     )
+    try:
+        check_command_fields(command)
+    except CommandRefusedError as error:
+        raise ProtocolError(f"DBW_COMMAND: {error}") from None
+    return command
 
 
 def decode_dbw_report(payload: bytes) -> DbwReport:

@@ -149,7 +149,7 @@ def test_container_arguments_reach_components_only_when_forwarded(
         (
             "acres_bridge::Heartbeat",
             {"parameters": [Parameter("rate_hz", value="fast")]},
-            r"acres_bridge::Heartbeat: the constructor raised ValueError: rate_hz .*'fast'",
+            r"acres_bridge::Heartbeat: the constructor raised ParameterError: rate_hz .*'fast'",
         ),
         (
             "acres_bridge::Heartbeat",

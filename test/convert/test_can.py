@@ -15,7 +15,7 @@ from acres_bridge.convert.can import (
     frame_message,
     is_published,
 )
-from acres_bridge.convert.dbw import CommandRefusedError
+from acres_bridge.errors import CommandRefusedError
 from acres_bridge.wire.can import CanFrame, barrier_frame, decode_datagram, encode_datagram
 from acres_bridge.wire.messages import MAX_STAMP_NS
 

@@ -9,7 +9,8 @@ from ds_dbw_msgs.msg import BrakeCmd, GearCmd, SteeringCmd, ThrottleCmd, UlcCmd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acres_bridge.convert.dbw import CommandRefusedError, command_from_message, report_messages
+from acres_bridge.convert.dbw import command_from_message, report_messages
+from acres_bridge.errors import CommandRefusedError
 from acres_bridge.wire import DbwReport, DbwTarget, FrameReader, ReportFlags, decode, encode
 from acres_bridge.wire.dbw import COMMAND_FLAG_CLEAR, COMMAND_FLAG_COAST_DECEL, COMMAND_FLAG_ENABLE
 

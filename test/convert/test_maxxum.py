@@ -14,7 +14,6 @@ from geometry_msgs.msg import Twist
 from std_msgs.msg import Float32, String
 from wire.test_maxxum import SPEC_KEYS
 
-from acres_bridge.convert.dbw import CommandRefusedError
 from acres_bridge.convert.frames import frame_names
 from acres_bridge.convert.maxxum import (
     MAX_CURVATURE_1PM,
@@ -30,6 +29,7 @@ from acres_bridge.convert.maxxum import (
     rig_transforms,
     speed,
 )
+from acres_bridge.errors import CommandRefusedError
 from acres_bridge.wire import FrameReader, SensorMount, decode, encode
 from acres_bridge.wire.maxxum import (
     Difflock,

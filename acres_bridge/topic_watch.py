@@ -68,6 +68,9 @@ class Status(Enum):
     LATE = "LATE"
 
 
+_ONE_STEP_NS = 10_000_000  # a little more than one physics step (1/120 s) between two clocks
+
+
 class ClockHistory:
     """The /clock messages of the last seconds by their DDS source timestamp (the publisher's wall
     clock), so a message without a stamp is placed at the simulated time it was published in."""
@@ -87,9 +90,25 @@ class ClockHistory:
             self._sims.popleft()
 
     def sim_at(self, source_ns: int) -> int | None:
-        """The simulated time of the last clock published at or before source_ns; None before any."""
+        """The simulated time of the last clock published at or before source_ns; None before any.
+
+        Where this reader lost the clocks in between (the next clock it has is more than a physics
+        step later), the time is interpolated between the two by their source timestamps, so a
+        message is not placed a long way before it was published (which would make its topic look
+        as if messages were missing)."""
         index = bisect.bisect_right(self._sources, source_ns) - 1
-        return self._sims[index] if index >= 0 else None
+        if index < 0:
+            return None
+        sim = self._sims[index]
+        if index + 1 < len(self._sources) and self._sims[index + 1] - sim > _ONE_STEP_NS:
+            source, later_source, later_sim = (
+                self._sources[index],
+                self._sources[index + 1],
+                self._sims[index + 1],
+            )
+            if later_source > source:
+                sim += (source_ns - source) * (later_sim - sim) // (later_source - source)
+        return sim
 
 
 @dataclass(frozen=True)

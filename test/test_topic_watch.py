@@ -135,6 +135,14 @@ def test_a_message_without_a_stamp_is_placed_by_its_source_timestamp() -> None:
     assert clocks.sim_at(NS) == NS
 
 
+def test_a_message_between_clocks_this_reader_lost_is_placed_by_interpolation() -> None:
+    clocks = ClockHistory()
+    clocks.record(source_ns=NS, sim_ns=NS)
+    clocks.record(source_ns=2 * NS, sim_ns=3 * NS)  # the clocks in between were lost here
+    assert clocks.sim_at(NS + NS // 4) == NS + NS // 2  # a quarter of the way: 0.5 simulated s on
+    assert clocks.sim_at(3 * NS) == 3 * NS  # after the newest clock: its time
+
+
 def test_messages_published_but_lost_to_the_reader_are_noted_not_blamed() -> None:
     watch = watch_of("/vehicle/odom")
     for k in range(500):

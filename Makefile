@@ -71,9 +71,11 @@ $(STAMPS)/ros2-tools: $(STAMPS)/deps requirements-ros2-tools.txt constraints.txt
 	$(PIP) install --quiet -c constraints.txt -r requirements-ros2-tools.txt
 	touch $@
 
+PYTHON_FOLDERS := acres_bridge acres_sim bench examples launch test tools
+
 lint: setup
-	$(VENV)/bin/ruff check acres_bridge test tools
-	$(VENV)/bin/ruff format --check acres_bridge test tools
+	$(VENV)/bin/ruff check $(PYTHON_FOLDERS)
+	$(VENV)/bin/ruff format --check $(PYTHON_FOLDERS)
 
 typecheck: setup
 	$(VENV)/bin/mypy

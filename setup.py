@@ -47,8 +47,8 @@ setup(
             "lab_stubs = acres_bridge.other.lab_stubs:main",
             "polaris_description = acres_bridge.other.polaris_description:main",
             "acres_record = acres_bridge.tools.record:main",
-            "check_topic_parity = acres_bridge.tools.topic_parity:main",
-            "check_msg_defs = acres_bridge.tools.msg_defs:main",
+            "check_topic_parity = acres_bridge.tools.check_topic_parity:main",
+            "check_msg_defs = acres_bridge.tools.check_msg_defs:main",
         ],
         # Node classes that the component container loads by name.
         "acres_bridge.components": [

@@ -14,7 +14,7 @@ import importlib
 import math
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from functools import cache
@@ -136,6 +136,19 @@ class TopicSpec:
     def message_class(self) -> type:
         """The Python message class of type_name (imports its package)."""
         return _import_message(self.type_name)
+
+    def create_publisher(self, node: Any) -> Any:
+        """A publisher of this topic on an rclpy node, with the row's name, type and QoS."""
+        return node.create_publisher(self.message_class(), self.ros_name, self._wire_qos())
+
+    def create_subscription(self, node: Any, callback: Callable[[Any], None]) -> Any:
+        """A subscription to this topic on an rclpy node, with the row's name, type and QoS."""
+        return node.create_subscription(self.message_class(), self.ros_name, callback, self._wire_qos())
+
+    def _wire_qos(self) -> Any:
+        if self.qos is None:
+            raise ValueError(f"{self.name} has no QoS: it is not a topic on the wire")
+        return self.qos.to_rclpy()
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from acres_bridge.convert.speed_controller import DEFAULT_CMD_TIMEOUT_S, SpeedControllerParams
 from acres_bridge.errors import ParameterError
-from acres_bridge.nodes.speed_controller import DEFAULT_CMD_TIMEOUT_S, SpeedControllerParams
 from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = [

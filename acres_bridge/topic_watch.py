@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from acres_bridge.msg_profiles import RateKind, TopicSpec
-from acres_bridge.topics_cli import resolve_name
+from acres_bridge.names import resolve_name
 from acres_bridge.wire.clock import NS_PER_S
 
 __all__ = [
@@ -88,6 +88,11 @@ class ClockHistory:
         while self._sources and self._sources[0] < source_ns - self.keep_ns:
             self._sources.popleft()
             self._sims.popleft()
+
+    @property
+    def newest_source_ns(self) -> int | None:
+        """The source timestamp of the newest clock kept (None before any)."""
+        return self._sources[-1] if self._sources else None
 
     def sim_at(self, source_ns: int) -> int | None:
         """The simulated time of the last clock published at or before source_ns; None before any.

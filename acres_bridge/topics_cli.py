@@ -7,39 +7,13 @@ acres_topics --table maxxum --namespace /maxxum
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
-from acres_bridge.msg_profiles import RateKind, TopicSpec, load_profiles
+from acres_bridge.msg_profiles import load_profiles
+from acres_bridge.names import resolve_name
+from acres_bridge.text_tables import format_rate, format_table
 
-__all__ = ["format_rate", "format_table", "main", "resolve_name"]
-
-
-def resolve_name(name: str, namespace: str) -> str:
-    """The absolute name of a topic of a bridge in this namespace (absolute names stay)."""
-    if name.startswith("/"):
-        return name
-    namespace = "/" + namespace.strip("/") if namespace.strip("/") else ""
-    return f"{namespace}/{name}"
-
-
-def format_rate(spec: TopicSpec) -> str:
-    """The rate as the spec writes it: a frequency, or what drives the messages."""
-    if spec.rate_kind is RateKind.PERIODIC and spec.rate_hz is not None:
-        text = f"{spec.rate_hz:g} Hz"
-        return f"{text} ({spec.burst}/burst)" if spec.burst > 1 else text
-    return "" if spec.rate_kind is RateKind.NONE else spec.rate_kind.value.replace("_", " ")
-
-
-def format_table(rows: Iterable[Sequence[str]], header: Sequence[str]) -> str:
-    """A plain text table with columns padded to their widest cell."""
-    table = [list(header), *(list(row) for row in rows)]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in table
-    ]
-    lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(lines)
+__all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

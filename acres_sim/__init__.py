@@ -24,7 +24,6 @@ from acres_sim.clock import (
 )
 from acres_sim.dbw import DbwParams, DbwSystem, report_due
 from acres_sim.errors import AcresSimError, AgentError, DbwCommandError, ParamsError, WorldStateError
-from acres_sim.georef import ACRE_GEOREFERENCE, Georeference
 from acres_sim.ins import ErrorModel, InsModel, InsParams, InsSample
 from acres_sim.kinematics import (
     STANDARD_GRAVITY,
@@ -37,7 +36,7 @@ from acres_sim.kinematics import (
     step,
 )
 from acres_sim.powertrain import Gear, Powertrain, PowertrainParams
-from acres_sim.route import FollowerCommand, FollowerParams, Route, RouteFollower, acre_loop
+from acres_sim.route import FollowerCommand, FollowerParams, RouteFollower
 from acres_sim.vehicles import MAXXUM, POLARIS, MaxxumParams, MountPose, PolarisParams, VehicleParams
 from acres_sim.world import (
     DEFAULT_MAP,
@@ -50,7 +49,6 @@ from acres_sim.world import (
 )
 
 __all__ = [
-    "ACRE_GEOREFERENCE",
     "DEFAULT_MAP",
     "INS_RATE_HZ",
     "MAXXUM",
@@ -72,7 +70,6 @@ __all__ = [
     "FollowerCommand",
     "FollowerParams",
     "Gear",
-    "Georeference",
     "InsModel",
     "InsParams",
     "InsSample",
@@ -83,7 +80,6 @@ __all__ = [
     "Pose2D",
     "Powertrain",
     "PowertrainParams",
-    "Route",
     "RouteFollower",
     "StepOutput",
     "Terrain",
@@ -91,7 +87,6 @@ __all__ = [
     "VehicleState",
     "World",
     "WorldStateError",
-    "acre_loop",
     "at_rest",
     "flat_terrain",
     "ins_due",

@@ -56,7 +56,7 @@ def as_f32(a: ArrayLike) -> F32:
 
 
 def rotation_matrix(roll: float, pitch: float, yaw: float) -> F64:
-    """The 3x3 matrix R = Rz(yaw) Ry(pitch) Rx(roll) (acres_sim.rotation's convention)."""
+    """The 3x3 matrix R = Rz(yaw) Ry(pitch) Rx(roll) (acres_bridge.geo.rotation's convention)."""
     cr, sr = math.cos(roll), math.sin(roll)
     cp, sp = math.cos(pitch), math.sin(pitch)
     cy, sy = math.cos(yaw), math.sin(yaw)

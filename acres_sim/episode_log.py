@@ -58,6 +58,7 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
 from acres_bridge.errors import ProfileError
+from acres_bridge.geo.rotation import quaternion_from_rpy
 from acres_bridge.msg_profiles import QosSpec, load_profiles
 from acres_bridge.tools.bag import BagWriter, Compression
 from acres_bridge.tools.errors import BagError, DefinitionError
@@ -83,7 +84,6 @@ from acres_sim.farm import (
 )
 from acres_sim.implement import IMPLEMENTS
 from acres_sim.kinematics import STANDARD_GRAVITY, BodyMotion, VehicleState
-from acres_sim.rotation import quaternion_from_rpy
 from acres_sim.tractor import TractorObservation, TractorParams
 from acres_sim.weather import Conditions, Weather, WeatherParams
 from acres_sim.world import AgentStatus, StepOutput, World

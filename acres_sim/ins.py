@@ -20,12 +20,12 @@ from typing import Final
 import numpy as np
 from numpy.typing import NDArray
 
+from acres_bridge.geo.georef import Georeference
+from acres_bridge.geo.rotation import Quaternion, Vec3, quaternion_from_rpy
 from acres_bridge.wire.clock import NS_PER_S
 from acres_sim.clock import step_stamp_ns
 from acres_sim.errors import ParamsError
-from acres_sim.georef import Georeference
 from acres_sim.kinematics import BodyMotion, VehicleState
-from acres_sim.rotation import Quaternion, Vec3, quaternion_from_rpy
 
 __all__ = ["ErrorModel", "InsModel", "InsParams", "InsSample"]
 

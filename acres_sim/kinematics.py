@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from acres_sim.rotation import Vec3, world_to_body, wrap_angle
+from acres_bridge.geo.rotation import Vec3, world_to_body, wrap_angle
 from acres_sim.vehicles import VehicleParams
 
 __all__ = [

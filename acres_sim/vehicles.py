@@ -11,9 +11,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Final
 
+from acres_bridge.geo.rotation import Quaternion, Vec3, quaternion_from_rpy
 from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim.errors import ParamsError
-from acres_sim.rotation import Quaternion, Vec3, quaternion_from_rpy
 
 __all__ = ["MAXXUM", "POLARIS", "MaxxumParams", "MountPose", "PolarisParams", "VehicleParams"]
 

@@ -21,16 +21,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Final
 
+from acres_bridge.geo.georef import ACRE_GEOREFERENCE, Georeference
+from acres_bridge.geo.route import Route, acre_loop
 from acres_bridge.wire.dbw import DbwCommand, DbwReport, DbwTarget
 from acres_bridge.wire.vocabulary import SimState, Source, Vehicle
 from acres_sim import kinematics
 from acres_sim.clock import PHYSICS_DT_S, ins_due, step_stamp_ns
 from acres_sim.dbw import DbwSystem, report_due
 from acres_sim.errors import AgentError, DbwCommandError, ParamsError, WorldStateError
-from acres_sim.georef import ACRE_GEOREFERENCE, Georeference
 from acres_sim.ins import InsModel, InsParams, InsSample
 from acres_sim.kinematics import BodyMotion, Terrain, VehicleState, at_rest, place
-from acres_sim.route import Route, RouteFollower, acre_loop
+from acres_sim.route import RouteFollower
 from acres_sim.scene import Scene, acre_scene
 from acres_sim.sensors import AgentSensors, CaptureJob, SensorFrame, perception_due
 from acres_sim.tractor import TractorCommand, TractorModel, TractorObservation, TractorParams, observation_due

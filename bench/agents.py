@@ -13,7 +13,7 @@ from bench._processes import Children
 from bench._ros import BenchNode
 from bench.core import Benchmark, Outcome, Row, Settings
 from bench.full_set import SUBSYSTEMS
-from bench.lockstep import STEPS_PER_SIM_S, _batches, _Bridge
+from bench.lockstep import STEPS_PER_SIM_S, SteppedBridge, timed_batches
 
 __all__ = ["BENCHMARK", "run"]
 
@@ -30,11 +30,11 @@ def _measure(agents: int, steps: int, warmup: int) -> tuple[float, float]:
         extra = [arg for index in range(agents) for arg in ("--agent", f"polaris{index}:polaris")]
         simulator = started.simulator(port, lockstep=True, perception=True, extra=extra)
         process = started.bridge(port, subsystems=SUBSYSTEMS, vehicle="auto", agents="auto")
-        bridge = _Bridge(ros, process, simulator)
+        bridge = SteppedBridge(ros, process, simulator)
         bridge.wait_paused()
-        _batches(bridge.step, warmup)  # every agent's nodes loaded, every publisher warm
+        timed_batches(bridge.step, warmup)  # every agent's nodes loaded, every publisher warm
         cpu = process.cpu_seconds()
-        wall = _batches(bridge.step, steps)
+        wall = timed_batches(bridge.step, steps)
         return process.cpu_seconds() - cpu, wall
 
 

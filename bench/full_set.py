@@ -17,7 +17,7 @@ from bench._processes import Children
 from bench._ros import BenchNode
 from bench._stats import median, spread
 from bench.core import Benchmark, Outcome, Row, Settings
-from bench.lockstep import BATCH, STEPS_PER_SIM_S, _batches, _Bridge
+from bench.lockstep import BATCH, STEPS_PER_SIM_S, SteppedBridge, timed_batches
 
 __all__ = ["BENCHMARK", "run"]
 
@@ -42,13 +42,13 @@ def run(settings: Settings) -> Outcome:
         port = free_port()
         simulator = started.simulator(port, lockstep=True, perception=True)
         process = started.bridge(port, subsystems=SUBSYSTEMS)
-        bridge = _Bridge(ros, process, simulator)
+        bridge = SteppedBridge(ros, process, simulator)
         bridge.wait_paused()
-        _batches(bridge.step, warmup)
+        timed_batches(bridge.step, warmup)
         reps = []
         for _ in range(repetitions):
             bridge_cpu, sim_cpu = process.cpu_seconds(), simulator.cpu_seconds()
-            wall = _batches(bridge.step, steps)
+            wall = timed_batches(bridge.step, steps)
             reps.append(
                 _Repetition(
                     wall=wall,

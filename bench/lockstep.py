@@ -27,7 +27,7 @@ from bench._stats import median, spread
 from bench.core import Benchmark, Outcome, Row, Settings
 from bench.errors import BenchError
 
-__all__ = ["BENCHMARK", "run"]
+__all__ = ["BENCHMARK", "SteppedBridge", "run", "timed_batches"]
 
 STEPS_PER_SIM_S = 120  # physics steps per simulated second
 BATCH = 120  # steps per call in the throughput figures
@@ -76,7 +76,7 @@ class _Repetition:
     floor_call_wall: float  # per /get_simulation_state call
 
 
-class _Bridge:
+class SteppedBridge:
     """The bridge's side: /step_simulation and /get_simulation_state called from the bench node."""
 
     def __init__(self, ros: BenchNode, bridge: Child, simulator: Child) -> None:
@@ -106,7 +106,7 @@ class _Bridge:
             raise BenchError(f"/step_simulation refused {steps} steps: {response.result.error_message}")
 
 
-def _batches(step: Callable[[int], None], total: int) -> float:
+def timed_batches(step: Callable[[int], None], total: int) -> float:
     """Wall seconds to run `total` steps in calls of BATCH."""
     calls, rest = divmod(total, BATCH)
     start = time.perf_counter()
@@ -125,14 +125,14 @@ def _calls(call: Callable[[], object], count: int) -> float:
     return (time.perf_counter() - start) / count
 
 
-def _repetition(bridge: _Bridge, raw: RawClient, alone: Child, plan: _Plan) -> _Repetition:
+def _repetition(bridge: SteppedBridge, raw: RawClient, alone: Child, plan: _Plan) -> _Repetition:
     alone_cpu0 = alone.cpu_seconds()
-    alone_wall = _batches(raw.step, plan.batch_steps)
+    alone_wall = timed_batches(raw.step, plan.batch_steps)
     alone_cpu = alone.cpu_seconds() - alone_cpu0
 
     bridge_cpu0, sim_cpu0 = bridge.process.cpu_seconds(), bridge.simulator.cpu_seconds()
     client_cpu0 = cpu_seconds(os.getpid())
-    bridge_wall = _batches(bridge.step, plan.batch_steps)
+    bridge_wall = timed_batches(bridge.step, plan.batch_steps)
     client_cpu = cpu_seconds(os.getpid()) - client_cpu0
     bridge_cpu = bridge.process.cpu_seconds() - bridge_cpu0
     sim_cpu = bridge.simulator.cpu_seconds() - sim_cpu0
@@ -163,12 +163,12 @@ def _measure(plan: _Plan) -> list[_Repetition]:
         bridge_sim = started.simulator(bridge_port, lockstep=True, name="acres_sim (bridge's)")
         bridge_process = started.bridge(bridge_port)
         alone = started.simulator(alone_port, lockstep=True, name="acres_sim (alone)")
-        bridge = _Bridge(ros, bridge_process, bridge_sim)
+        bridge = SteppedBridge(ros, bridge_process, bridge_sim)
         bridge.wait_paused()
         with RawClient(port=alone_port) as raw:
             # Warm-up: first messages of every publisher, first requests of every path.
             for step in (raw.step, bridge.step):
-                _batches(step, plan.warmup_steps)
+                timed_batches(step, plan.warmup_steps)
                 _calls(partial(step, 1), 20)
             return [_repetition(bridge, raw, alone, plan) for _ in range(plan.repetitions)]
 

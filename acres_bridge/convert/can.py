@@ -17,7 +17,7 @@ from can_msgs.msg import Frame
 from acres_bridge.convert.stamps import stamp, time_ns
 from acres_bridge.errors import CommandRefusedError
 from acres_bridge.wire.can import EXTENDED_ID_MASK, STANDARD_ID_MASK, CanFrame, is_barrier
-from acres_bridge.wire.messages import MAX_STAMP_NS
+from acres_bridge.wire.json_fields import MAX_STAMP_NS
 
 __all__ = [
     "CAN_FRAME_ID",

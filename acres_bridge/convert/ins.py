@@ -13,7 +13,7 @@ from geometry_msgs.msg import TransformStamped, TwistStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, NavSatFix, NavSatStatus
 
-from acres_bridge.convert.frames import FrameNames
+from acres_bridge.convert.frame_names import FrameNames
 from acres_bridge.convert.stamps import stamp
 from acres_bridge.wire.messages import InsSample
 

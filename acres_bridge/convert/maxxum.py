@@ -22,7 +22,7 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
 from std_msgs.msg import Float32, String
 
-from acres_bridge.convert.frames import FrameNames
+from acres_bridge.convert.frame_names import FrameNames
 from acres_bridge.convert.rig import check_rig, mount_transforms
 from acres_bridge.errors import CommandRefusedError
 from acres_bridge.wire import ProtocolError, SensorMount

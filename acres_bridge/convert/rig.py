@@ -12,25 +12,13 @@ from collections.abc import Sequence
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
 
-from acres_bridge.convert.frames import FrameNames
+from acres_bridge.convert.frame_names import FrameNames
+from acres_bridge.geo.rotation import quaternion_from_rpy
 from acres_bridge.wire.messages import SensorMount
 
-__all__ = ["ROOT_FRAME", "check_rig", "mount_transforms", "quaternion_from_rpy"]
+__all__ = ["ROOT_FRAME", "check_rig", "mount_transforms"]
 
 ROOT_FRAME = "base_footprint"
-
-
-def quaternion_from_rpy(roll: float, pitch: float, yaw: float) -> tuple[float, float, float, float]:
-    """(x, y, z, w) of R = Rz(yaw) Ry(pitch) Rx(roll)."""
-    cr, sr = math.cos(0.5 * roll), math.sin(0.5 * roll)
-    cp, sp = math.cos(0.5 * pitch), math.sin(0.5 * pitch)
-    cy, sy = math.cos(0.5 * yaw), math.sin(0.5 * yaw)
-    return (
-        sr * cp * cy - cr * sp * sy,
-        cr * sp * cy + sr * cp * sy,
-        cr * cp * sy - sr * sp * cy,
-        cr * cp * cy + sr * sp * sy,
-    )
 
 
 def check_rig(sensors: Sequence[SensorMount]) -> None:

@@ -44,6 +44,7 @@ from acres_bridge.convert.can import checked_frame, frame_message
 from acres_bridge.convert.session import episode as episode_message
 from acres_bridge.errors import CommandRefusedError
 from acres_bridge.ingest.bus import BUS, BusSubscription, SampleBus
+from acres_bridge.names import normalize_namespace
 from acres_bridge.wire import (
     AgentReset,
     CameraImage,
@@ -82,7 +83,6 @@ __all__ = [
     "SampleSubscription",
     "Session",
     "channel_key",
-    "normalize_namespace",
 ]
 
 S = TypeVar("S")
@@ -96,6 +96,10 @@ class Session:
     connected: bool
     hello: Hello | None
     sensor_meta: tuple[SensorMeta | None, ...] = ()
+
+    def meta(self, agent: int) -> SensorMeta | None:
+        """The SENSOR_META of an agent, None until it came (or for an agent the session lacks)."""
+        return self.sensor_meta[agent] if 0 <= agent < len(self.sensor_meta) else None
 
 
 class Flow(Enum):
@@ -132,12 +136,6 @@ class IngestChannel(Generic[S]):
             reliability=ReliabilityPolicy.RELIABLE,
             durability=DurabilityPolicy.TRANSIENT_LOCAL if self.latched else DurabilityPolicy.VOLATILE,
         )
-
-
-def normalize_namespace(namespace: str) -> str:
-    """'' for the root namespace, else '/a/b' without a trailing slash."""
-    stripped = namespace.strip("/")
-    return f"/{stripped}" if stripped else ""
 
 
 def channel_key(namespace: str, suffix: str) -> str:

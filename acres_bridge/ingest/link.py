@@ -15,7 +15,6 @@ import logging
 import selectors
 import socket
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +22,8 @@ from typing import Any, ClassVar, Protocol
 
 from acres_bridge import __version__
 from acres_bridge.ingest.can_channel import CanChannel, CanProblem
+from acres_bridge.ingest.steps import PendingSteps, StepOutcome
+from acres_bridge.rate_limited_log import RateLimitedLog
 from acres_bridge.wire import (
     PROTOCOL_VERSION,
     SAMPLE_TYPES,
@@ -39,7 +40,6 @@ from acres_bridge.wire import (
     SimState,
     StepDone,
     StepRequest,
-    StepStatus,
     StreamMark,
     decode,
     encode,
@@ -53,7 +53,6 @@ __all__ = [
     "LinkListener",
     "SimulatorConnection",
     "SimulatorLink",
-    "StepOutcome",
     "can_ports",
     "receive_into",
 ]
@@ -111,15 +110,6 @@ class LinkListener(Protocol):
     def on_disconnect(self, reason: str) -> None: ...
 
 
-@dataclass(frozen=True)
-class StepOutcome:
-    """How a step request ended: done (with the last step) or refused/failed (with the reason)."""
-
-    ok: bool
-    last_step: int = 0
-    message: str = ""
-
-
 class SimulatorConnection(Protocol):
     """What the ingest node needs of its connection to a simulator (SimulatorLink is the one)."""
 
@@ -156,33 +146,6 @@ class _Channel:
     marked_step: int = -1
 
 
-@dataclass
-class _PendingStep:
-    request_id: int
-    done: threading.Event = field(default_factory=threading.Event)
-    last_step: int | None = None
-    outcome: StepOutcome | None = None
-
-
-class _RateLimitedLog:
-    """Log once per kind, then at most once per interval, with the count in between."""
-
-    def __init__(self, logger: Logger, interval_s: float = 5.0) -> None:
-        self._logger = logger
-        self._interval_s = interval_s
-        self._last: dict[str, float] = {}
-        self._suppressed: Counter[str] = Counter()
-
-    def warning(self, kind: str, message: str) -> None:
-        now = time.monotonic()
-        if now - self._last.get(kind, -1e9) < self._interval_s:
-            self._suppressed[kind] += 1
-            return
-        skipped = self._suppressed.pop(kind, 0)
-        self._last[kind] = now
-        self._logger.warning(message + (f" ({skipped} more since the last report)" if skipped else ""))
-
-
 class SimulatorLink:
     """The bridge's side of the wire protocol, for one simulator session at a time."""
 
@@ -209,15 +172,13 @@ class SimulatorLink:
         self._channels: list[_Channel] = []
         self._control: _Channel | None = None
         self._hello: Hello | None = None
-        self._pending: dict[int, _PendingStep] = {}
-        self._pending_lock = threading.Lock()
-        self._next_request = 1
+        self._pending = PendingSteps()
         self._command_seqs: list[int] = []
         self._can: dict[int, CanChannel] = {}
         self._can_marked = threading.Condition()
         self._wake_r, self._wake_w = socket.socketpair()
         self.counters = LinkCounters()
-        self._warn = _RateLimitedLog(logger)
+        self._warn = RateLimitedLog(logger)
         self._connected = threading.Event()
 
     # ---- life cycle --------------------------------------------------------------------------
@@ -251,19 +212,15 @@ class SimulatorLink:
         control = self._control
         if control is None or self._hello is None:
             return StepOutcome(False, message="not connected to a simulator")
-        with self._pending_lock:
-            request_id = self._next_request
-            self._next_request = (self._next_request % 0xFFFFFFFF) + 1
-            pending = _PendingStep(request_id)
-            self._pending[request_id] = pending
-        request = StepRequest(request_id=request_id, steps=steps, command_seqs=tuple(self._command_seqs))
+        pending = self._pending.open()
+        request = StepRequest(
+            request_id=pending.request_id, steps=steps, command_seqs=tuple(self._command_seqs)
+        )
         if not self._send(control, encode(request)):
-            with self._pending_lock:
-                self._pending.pop(request_id, None)
+            self._pending.forget(pending)
             return StepOutcome(False, message="the simulator connection failed while sending")
         if not pending.done.wait(timeout_s):
-            with self._pending_lock:
-                self._pending.pop(request_id, None)
+            self._pending.forget(pending)
             return StepOutcome(False, message=f"no answer to the step request within {timeout_s} s")
         assert pending.outcome is not None
         if pending.outcome.ok:
@@ -272,12 +229,7 @@ class SimulatorLink:
 
     def abort_pending(self, reason: str) -> None:
         """Answer every step request still waiting with a failure (the bridge is stopping)."""
-        with self._pending_lock:
-            pending = list(self._pending.values())
-            self._pending.clear()
-        for step in pending:
-            step.outcome = StepOutcome(False, message=reason)
-            step.done.set()
+        self._pending.fail_all(reason)
 
     def _wait_can_marks(self, last_step: int) -> None:
         """Wait (at most CAN_MARK_WAIT_S) until every CAN channel that has sent barriers has sent the
@@ -566,40 +518,19 @@ class SimulatorLink:
 
     def _on_mark(self, channel: _Channel, message: StreamMark) -> None:
         channel.marked_step = message.last_step
-        self._complete_steps()
+        self._pending.marked(self._marked_step())
 
     def _on_step_done(self, channel: _Channel, message: StepDone) -> None:
-        with self._pending_lock:
-            pending = self._pending.get(message.request_id)
-        if pending is None:
+        if not self._pending.answered(message, self._marked_step()):
             self.counters.unexpected["StepDone"] += 1
-            return
-        if message.status != StepStatus.DONE:
-            with self._pending_lock:
-                self._pending.pop(message.request_id, None)
-            reason = "stopped" if message.status == StepStatus.STOPPED else "not paused"
-            pending.outcome = StepOutcome(
-                False, message=f"the simulator refused the steps: the simulation is {reason}"
-            )
-            pending.done.set()
-            return
-        pending.last_step = message.last_step
-        self._complete_steps()
 
     def _on_error(self, channel: _Channel, message: ErrorReply) -> None:
         self._log.error(f"the simulator reports on {channel.name}: {message.message} ({message.code})")
 
-    def _complete_steps(self) -> None:
-        """Acknowledge every request whose steps are done and marked on every stream."""
+    def _marked_step(self) -> int | None:
+        """The lowest step that every stream of the session has marked (None: no streams)."""
         streams = [c for c in self._channels if c is not self._control]
-        marked = min((c.marked_step for c in streams), default=None)
-        with self._pending_lock:
-            for request_id, pending in list(self._pending.items()):
-                if pending.last_step is None or (marked is not None and marked < pending.last_step):
-                    continue
-                pending.outcome = StepOutcome(True, last_step=pending.last_step)
-                pending.done.set()
-                del self._pending[request_id]
+        return min((c.marked_step for c in streams), default=None)
 
     # The control plane; every sample goes to the listener as it is (above).
     _handlers: ClassVar[dict[type, Callable[[SimulatorLink, _Channel, Any], None]]] = {
@@ -621,9 +552,4 @@ class SimulatorLink:
                 can.close()
             self._can = {}
             self._can_marked.notify_all()
-        with self._pending_lock:
-            pending = list(self._pending.values())
-            self._pending.clear()
-        for step in pending:
-            step.outcome = StepOutcome(False, message=f"the simulator went away: {reason}")
-            step.done.set()
+        self._pending.fail_all(f"the simulator went away: {reason}")

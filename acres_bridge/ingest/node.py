@@ -35,8 +35,9 @@ from acres_bridge.ingest.channels import (
     SampleSubscription,
     Session,
 )
-from acres_bridge.ingest.link import SimulatorConnection, SimulatorLink, StepOutcome
+from acres_bridge.ingest.link import SimulatorConnection, SimulatorLink
 from acres_bridge.ingest.simulation_control import SimulationControl
+from acres_bridge.ingest.steps import StepOutcome
 from acres_bridge.pace import PaceMeter
 from acres_bridge.shutdown import add_shutdown_hook, remove_shutdown_hook
 from acres_bridge.wire import Clock, EpisodeInfo, Hello, SensorMeta, SimState

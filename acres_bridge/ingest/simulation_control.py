@@ -26,7 +26,7 @@ from simulation_interfaces.srv import (
     StepSimulation,
 )
 
-from acres_bridge.ingest.link import StepOutcome
+from acres_bridge.ingest.steps import StepOutcome
 from acres_bridge.pace import describe_pace
 from acres_bridge.shutdown import shutdown_requested
 from acres_bridge.wire import EpisodeInfo, SimState

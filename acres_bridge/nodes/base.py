@@ -10,6 +10,7 @@ Parameters of every subsystem node:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from functools import cache
 from typing import Any, TypeVar
@@ -17,15 +18,16 @@ from typing import Any, TypeVar
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 
-from acres_bridge.convert.frames import FrameNames, frame_names
+from acres_bridge.convert.frame_names import FrameNames, frame_names
 from acres_bridge.errors import ParameterError
-from acres_bridge.ingest.channels import IngestChannel, SampleSubscription
+from acres_bridge.ingest.channels import IngestChannel, SampleOutlet, SampleSubscription
 from acres_bridge.msg_profiles import Direction, MsgProfiles, TopicSpec, load_profiles
 from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = ["SubsystemNode", "profiles"]
 
 S = TypeVar("S")
+REFUSAL_LOG_S = 1.0  # a refusal's warning at most this often (every refusal is counted)
 
 
 @cache
@@ -55,24 +57,35 @@ class SubsystemNode(Node):
             utm_frame=str(self.declare_parameter("utm_frame", "utm").value),
         )
         self._sources: list[SampleSubscription[Any]] = []
+        self._outlets: list[SampleOutlet[Any]] = []
+        self.refused: Counter[str] = Counter()  # inputs refused, by kind ("unfenced": no DDS fence)
 
     def topic(self, name: str) -> TopicSpec:
         """This vehicle's msg_profiles row of a topic."""
         return profiles().topic(self.vehicle, name)
 
+    def frame(self, name: str) -> str:
+        """The header frame msg_profiles gives this vehicle's topic, with the node's frame prefix
+        (and utm as the utm_frame parameter names it)."""
+        spec = self.topic(name)
+        if spec.frame is None:
+            raise ValueError(f"{name} has no header frame in msg_profiles")
+        return self.frames.utm if spec.frame == "utm" else self.frames.apply(spec.frame)
+
     def publisher(self, name: str) -> Publisher:
         """A publisher with the name, type and QoS that msg_profiles gives this vehicle's topic."""
         spec = self.topic(name)
-        if spec.direction is not Direction.PUBLISH or spec.qos is None:
+        if spec.direction is not Direction.PUBLISH:
             raise ValueError(f"{name} is not a topic the bridge publishes ({spec.direction.value})")
-        return self.create_publisher(spec.message_class(), spec.ros_name, spec.qos.to_rclpy())
+        publisher: Publisher = spec.create_publisher(self)
+        return publisher
 
     def subscription(self, name: str, callback: Callable[[Any], None]) -> Any:
         """A subscription with the name, type and QoS that msg_profiles gives this vehicle's topic."""
         spec = self.topic(name)
-        if spec.direction is not Direction.SUBSCRIBE or spec.qos is None:
+        if spec.direction is not Direction.SUBSCRIBE:
             raise ValueError(f"{name} is not a topic the bridge subscribes to ({spec.direction.value})")
-        return self.create_subscription(spec.message_class(), spec.ros_name, callback, spec.qos.to_rclpy())
+        return spec.create_subscription(self, callback)
 
     def samples(
         self, channel: IngestChannel[S], callback: Callable[[S], None], *, agent: int | None = None
@@ -87,8 +100,25 @@ class SubsystemNode(Node):
         )
         self._sources.append(source)
 
+    def outlet(self, channel: IngestChannel[S]) -> SampleOutlet[S]:
+        """This node's sending end of an ingest channel (its agent's); closed with the node."""
+        outlet = SampleOutlet(self, channel, namespace=self.ingest_namespace, agent=self.agent)
+        self._outlets.append(outlet)
+        return outlet
+
+    def refuse(self, kind: str, what: str, reason: str) -> None:
+        """Count a refused input under `kind` and say why, at a limited rate: "refused WHAT (N so
+        far): REASON"."""
+        self.refused[kind] += 1
+        self.get_logger().warning(
+            f"refused {what} ({self.refused[kind]} so far): {reason}", throttle_duration_sec=REFUSAL_LOG_S
+        )
+
     def destroy_node(self) -> None:
         for source in self._sources:
             source.close()
         self._sources.clear()
+        for outlet in self._outlets:
+            outlet.close()
+        self._outlets.clear()
         super().destroy_node()

@@ -15,7 +15,6 @@ the DDS loopback fence every can/tx frame is refused).
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from acres_bridge.convert.can import (
@@ -26,7 +25,7 @@ from acres_bridge.convert.can import (
     is_published,
 )
 from acres_bridge.errors import ParameterError
-from acres_bridge.ingest.channels import CAN_RX, CAN_TX, SampleOutlet
+from acres_bridge.ingest.channels import CAN_RX, CAN_TX
 from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.nodes.command_fence import CommandFence
 from acres_bridge.wire.can import CanFrame
@@ -45,13 +44,10 @@ class Can(SubsystemNode):
         if self.vehicle != Vehicle.MAXXUM:
             raise ParameterError(f"the can node serves the Maxxum's CAN bus; a {self.vehicle} has none")
         self.fence = CommandFence(self, what="can/tx frame")
-        self.refused: Counter[str] = Counter()
         self.forwarded = 0
         self.published = 0
         self._rx = self.publisher("can/rx")
-        self._tx: SampleOutlet[CanFrame] = SampleOutlet(
-            self, CAN_TX, namespace=self.ingest_namespace, agent=self.agent
-        )
+        self._tx = self.outlet(CAN_TX)
         self.subscription("can/tx", self._on_tx)
         self.samples(CAN_RX, self._on_rx)
 
@@ -61,21 +57,12 @@ class Can(SubsystemNode):
             self.published += 1
 
     def _on_tx(self, message: Any) -> None:
-        if not self.fence.allowed:
-            self.refused["unfenced"] += 1
-            self.fence.refused()
+        if not self.fence.admit(self.refused):
             return
         try:
             frame = checked_frame(message)
         except CanFrameRefusedError as error:
-            self.refused["frame"] += 1
-            self.get_logger().warning(
-                f"refused a can/tx frame ({self.refused['frame']} so far): {error}", throttle_duration_sec=1.0
-            )
+            self.refuse("frame", "a can/tx frame", str(error))
             return
         self._tx.publish(frame)
         self.forwarded += 1
-
-    def destroy_node(self) -> None:
-        self._tx.close()
-        super().destroy_node()

@@ -8,6 +8,7 @@ DDS discovery is confined to the machine (env/setup_env.sh), unless its paramete
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Mapping
 
 from rclpy.node import Node
@@ -43,6 +44,11 @@ class CommandFence:
                     WARNING_INTERVAL_S, lambda: node.get_logger().warning(self.warning)
                 )
 
-    def refused(self) -> None:
-        """Log (at a limited rate) that a command was refused because the fence is absent."""
+    def admit(self, refused: Counter[str]) -> bool:
+        """Whether a command may go out; when not, it is counted under "unfenced" and the warning
+        logged at a limited rate."""
+        if self.allowed:
+            return True
+        refused["unfenced"] += 1
         self._node.get_logger().warning(self.warning, throttle_duration_sec=_REFUSAL_LOG_S)
+        return False

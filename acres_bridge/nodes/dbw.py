@@ -9,14 +9,13 @@ never sent.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from ds_dbw_msgs.msg import BrakeCmd, GearCmd, SteeringCmd, ThrottleCmd, UlcCmd
 
 from acres_bridge.convert.dbw import command_from_message, report_messages
 from acres_bridge.errors import CommandRefusedError, ParameterError
-from acres_bridge.ingest.channels import DBW_COMMAND, DBW_REPORT, SampleOutlet
+from acres_bridge.ingest.channels import DBW_COMMAND, DBW_REPORT
 from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.nodes.command_fence import CommandFence
 from acres_bridge.wire import DbwCommand, DbwReport, DbwTarget
@@ -52,10 +51,7 @@ class Dbw(SubsystemNode):
         if self.vehicle != Vehicle.POLARIS:
             raise ParameterError(f"the drive-by-wire node serves a Polaris, not a {self.vehicle}")
         self._reports = [self.publisher(name) for name in REPORT_TOPICS]
-        self._commands: SampleOutlet[DbwCommand] = SampleOutlet(
-            self, DBW_COMMAND, namespace=self.ingest_namespace, agent=self.agent
-        )
-        self.refused: Counter[str] = Counter()
+        self._commands = self.outlet(DBW_COMMAND)
         self.forwarded = 0
         self.fence = CommandFence(self, what="drive-by-wire command")
         for name in COMMAND_TOPICS:
@@ -96,22 +92,13 @@ class Dbw(SubsystemNode):
             command = command_from_message(message)
         except CommandRefusedError as error:
             kind = type(message).__name__
-            self.refused[kind] += 1
-            self.get_logger().warning(
-                f"refused a {kind} ({self.refused[kind]} so far): {error}", throttle_duration_sec=1.0
-            )
+            self.refuse(kind, f"a {kind}", str(error))
             return
         if command is not None:
             self._send(command)
 
     def _send(self, command: DbwCommand) -> None:
-        if not self.fence.allowed:
-            self.refused["unfenced"] += 1
-            self.fence.refused()
+        if not self.fence.admit(self.refused):
             return
         self._commands.publish(command)
         self.forwarded += 1
-
-    def destroy_node(self) -> None:
-        self._commands.close()
-        super().destroy_node()

@@ -28,19 +28,21 @@ class Ins(SubsystemNode):
         super().__init__(**node_options)
         polaris = self.vehicle == Vehicle.POLARIS
         self._oxts = polaris
+        imu, fix = ("/oxts/imu", "/oxts/fix") if polaris else ("imu/data", "gnss/fix")
         self._odom = self.publisher("/vehicle/odom" if polaris else "odom")
-        self._imu = self.publisher("/oxts/imu" if polaris else "imu/data")
-        self._fix = self.publisher("/oxts/fix" if polaris else "gnss/fix")
+        self._imu = self.publisher(imu)
+        self._fix = self.publisher(fix)
         self._truth = self.publisher("/sim/ground_truth/odom" if polaris else "ground_truth/odom")
         self._velocity = self.publisher("/oxts/velocity") if polaris else None
-        self._fix_frame = self.frames.navsat if polaris else self.frames.gnss
+        self._imu_frame, self._fix_frame = self.frame(imu), self.frame(fix)
+        self._velocity_frame = self.frame("/oxts/velocity") if polaris else ""
         self.samples(INS, self._on_ins)
 
     def _on_ins(self, sample: InsSample) -> None:
         frames = self.frames
-        self._imu.publish(convert.imu(sample, frames.imu, oxts_axes=self._oxts))
+        self._imu.publish(convert.imu(sample, self._imu_frame, oxts_axes=self._oxts))
         if self._velocity is not None:
-            self._velocity.publish(convert.oxts_velocity(sample, frames.oxts))
+            self._velocity.publish(convert.oxts_velocity(sample, self._velocity_frame))
         if sample.has_position:
             self._odom.publish(convert.odometry(sample, frames))
             self._fix.publish(convert.navsat_fix(sample, self._fix_frame))

@@ -25,7 +25,7 @@ from acres_bridge.convert import perception as convert
 from acres_bridge.ingest.bus import BUS
 from acres_bridge.ingest.channels import CAMERA, LIDAR, SESSION, Session
 from acres_bridge.nodes.base import SubsystemNode
-from acres_bridge.nodes.frame_queue import FrameQueue
+from acres_bridge.nodes.sensor_queue import SensorQueue
 from acres_bridge.wire import ProtocolError
 from acres_bridge.wire.perception import (
     LIDAR_POINT_STEP,
@@ -34,7 +34,7 @@ from acres_bridge.wire.perception import (
     LidarScan,
     camera_intrinsics,
 )
-from acres_bridge.wire.vocabulary import Vehicle
+from acres_bridge.wire.vocabulary import SensorKind, Vehicle
 
 __all__ = ["Perception"]
 
@@ -62,11 +62,14 @@ class Perception(SubsystemNode):
         super().__init__(**node_options)
         depth = int(self.declare_parameter("queue_depth", 4).value)
         polaris = self.vehicle == Vehicle.POLARIS
-        self._points = self.publisher("/lidar/points" if polaris else "lidar/points")
+        points = "/lidar/points" if polaris else "lidar/points"
+        self._lidar_frame = self.frame(points)  # unless the rig names the LiDAR's frame
+        self._camera_frame = self.frame("/camera/image_raw" if polaris else "camera/image_raw")
+        self._points = self.publisher(points)
         self._image = self.publisher("/camera/image_raw" if polaris else "camera/image_raw")
         self._info = self.publisher("/camera/camera_info" if polaris else "camera/camera_info")
         self._rig = _Rig()
-        self.queue: FrameQueue[LidarScan | CameraImage] = FrameQueue(depth)
+        self.queue: SensorQueue[LidarScan | CameraImage] = SensorQueue(depth)
         self.bad_frames: Counter[str] = Counter()
         self.published: Counter[str] = Counter()
         self._stopping = threading.Event()
@@ -80,19 +83,18 @@ class Perception(SubsystemNode):
     # ---- the session -------------------------------------------------------------------------
 
     def _on_session(self, session: Session) -> None:
-        metas = session.sensor_meta
-        meta = metas[self.agent] if self.agent < len(metas) else None
+        meta = session.meta(self.agent)
         lockstep = bool(session.hello and session.hello.lockstep)
         if meta is None:
             self._rig = _Rig(lockstep=lockstep)
             return
         lidar = camera = None
-        lidar_frame = self.frames.lidar
+        lidar_frame = self._lidar_frame
         intrinsics = None
         for index, mount in enumerate(meta.sensors):
-            if mount.kind == "lidar" and lidar is None:
+            if mount.kind == SensorKind.LIDAR and lidar is None:
                 lidar, lidar_frame = index, self.frames.apply(mount.frame)
-            elif mount.kind == "camera" and camera is None:
+            elif mount.kind == SensorKind.CAMERA and camera is None:
                 try:
                     intrinsics = camera_intrinsics(mount)
                     camera = index
@@ -165,7 +167,7 @@ class Perception(SubsystemNode):
             self._points.publish(convert.point_cloud(frame, self._rig.lidar_frame))
             return
         intrinsics = self._rig.intrinsics
-        frame_id = self.frames.camera_optical
+        frame_id = self._camera_frame
         self._image.publish(convert.image(frame, frame_id))
         if intrinsics is not None:
             self._info.publish(convert.camera_info(intrinsics, frame_id, frame.stamp_ns))

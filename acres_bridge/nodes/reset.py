@@ -9,32 +9,16 @@ reset, and a new episode of it starts (spec: Reset Pose).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from acres_bridge.convert.reset import reset_in_world
 from acres_bridge.errors import CommandRefusedError
-from acres_bridge.ingest.channels import AGENT_RESET, INS, SESSION, SampleOutlet, Session
+from acres_bridge.ingest.channels import AGENT_RESET, INS, SESSION, Session
 from acres_bridge.nodes.base import SubsystemNode
-from acres_bridge.wire import AgentReset, InsSample
+from acres_bridge.wire import InsSample
 from acres_bridge.wire.vocabulary import Vehicle
 
-__all__ = ["PoseReset", "reset_in_world"]
-
-
-def reset_in_world(message: Any, origin_utm: tuple[float, float, float], *, agent: int) -> AgentReset:
-    """The AgentReset of a geometry_msgs/PoseStamped in utm; CommandRefusedError names a bad field."""
-    p, q = message.pose.position, message.pose.orientation
-    values = (p.x, p.y, q.x, q.y, q.z, q.w)
-    if not all(math.isfinite(v) for v in values):
-        raise CommandRefusedError(
-            f"the pose has a NaN or infinite value: position ({p.x}, {p.y}), orientation {values[2:]}"
-        )
-    norm = math.sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w)
-    if norm < 1e-6:
-        raise CommandRefusedError("the orientation is not a rotation (a zero quaternion)")
-    x, y, z, w = (v / norm for v in (q.x, q.y, q.z, q.w))
-    yaw = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-    return AgentReset(agent=agent, x_m=p.x - origin_utm[0], y_m=p.y - origin_utm[1], yaw_rad=yaw)
+__all__ = ["PoseReset"]
 
 
 class PoseReset(SubsystemNode):
@@ -46,17 +30,13 @@ class PoseReset(SubsystemNode):
         super().__init__(**node_options)
         self._origin: tuple[float, float, float] | None = None
         self._has_position = False
-        self.refused = 0
-        self._resets: SampleOutlet[AgentReset] = SampleOutlet(
-            self, AGENT_RESET, namespace=self.ingest_namespace, agent=self.agent
-        )
+        self._resets = self.outlet(AGENT_RESET)
         self.samples(SESSION, self._on_session, agent=0)
         self.samples(INS, self._on_ins)
         self.subscription("/sim/reset" if self.vehicle == Vehicle.POLARIS else "sim/reset", self._on_reset)
 
     def _on_session(self, session: Session) -> None:
-        metas = session.sensor_meta
-        meta = metas[self.agent] if self.agent < len(metas) else None
+        meta = session.meta(self.agent)
         self._origin = meta.world_origin_utm if meta is not None else None
         if not session.connected:
             self._has_position = False
@@ -80,9 +60,4 @@ class PoseReset(SubsystemNode):
         self._resets.publish(reset)
 
     def _refuse(self, reason: str) -> None:
-        self.refused += 1
-        self.get_logger().warning(f"/sim/reset: {reason}", throttle_duration_sec=1.0)
-
-    def destroy_node(self) -> None:
-        self._resets.close()
-        super().destroy_node()
+        self.refuse("pose", "a /sim/reset pose", reason)

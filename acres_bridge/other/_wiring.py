@@ -16,18 +16,9 @@ from rclpy.subscription import Subscription
 from rclpy.utilities import try_shutdown
 
 from acres_bridge.errors import AcresBridgeError, ParameterError
-from acres_bridge.msg_profiles import TopicSpec
 from acres_bridge.nodes.base import profiles
 
-__all__ = ["finite_parameter", "publisher", "run", "spec", "subscription"]
-
-
-def spec(table: str, name: str) -> TopicSpec:
-    """The msg_profiles row of a topic; its QoS must be given (a topic on the wire)."""
-    row = profiles().topic(table, name)
-    if row.qos is None:
-        raise ValueError(f"{name} of table {table} has no QoS: it is not a topic on the wire")
-    return row
+__all__ = ["finite_parameter", "publisher", "run", "subscription"]
 
 
 def publisher(node: Node, table: str, name: str) -> Publisher:
@@ -36,16 +27,14 @@ def publisher(node: Node, table: str, name: str) -> Publisher:
     The row may be one the bridge subscribes to (the Polaris's command topics): a node that sends
     commands publishes with the QoS the bridge's subscription has.
     """
-    row = spec(table, name)
-    assert row.qos is not None
-    return node.create_publisher(row.message_class(), row.ros_name, row.qos.to_rclpy())
+    made: Publisher = profiles().topic(table, name).create_publisher(node)
+    return made
 
 
 def subscription(node: Node, table: str, name: str, callback: Callable[[Any], None]) -> Subscription:
     """A subscription with the name, type and QoS of a msg_profiles row."""
-    row = spec(table, name)
-    assert row.qos is not None
-    return node.create_subscription(row.message_class(), row.ros_name, callback, row.qos.to_rclpy())
+    made: Subscription = profiles().topic(table, name).create_subscription(node, callback)
+    return made
 
 
 def finite_parameter(

@@ -67,16 +67,15 @@ from std_msgs.msg import Empty, String
 from tf2_msgs.msg import TFMessage
 
 from acres_bridge.errors import ParameterError
+from acres_bridge.geo.georef import Georeference
+from acres_bridge.geo.rotation import yaw_from_quaternion
+from acres_bridge.geo.route import acre_loop
 from acres_bridge.ingest.channels import SESSION, Session
-from acres_bridge.nodes.base import SubsystemNode
+from acres_bridge.nodes.base import SubsystemNode, profiles
 from acres_bridge.other import _wiring
 from acres_bridge.other.paths import origin_transform, route_path
 from acres_bridge.other.pursuit import PursuitCommand, RouteTracker, georeference, route_origin_utm
 from acres_bridge.wire.vocabulary import Vehicle
-from acres_sim.errors import ParamsError
-from acres_sim.georef import Georeference
-from acres_sim.rotation import yaw_from_quaternion
-from acres_sim.route import acre_loop
 
 __all__ = ["DbwDemoDriver", "main"]
 
@@ -130,7 +129,7 @@ class DbwDemoDriver(SubsystemNode):
         self.gear = gear
         self.tracker = RouteTracker(acre_loop(), lookahead_m=lookahead_m)
         self.route_frame = self.frames.apply(
-            _wiring.spec("other_nodes", ROUTE_TOPIC).frame or "demo_route_origin"
+            profiles().topic("other_nodes", ROUTE_TOPIC).frame or "demo_route_origin"
         )
 
         self._enable = _wiring.publisher(self, "polaris", "/vehicle/enable")
@@ -159,7 +158,7 @@ class DbwDemoDriver(SubsystemNode):
         self._route.publish(
             route_path(self.tracker.route, frame=self.route_frame, stamp=self.get_clock().now().to_msg())
         )
-        rate = _wiring.spec("other_nodes", STATUS_TOPIC).rate_hz or 50.0
+        rate = profiles().topic("other_nodes", STATUS_TOPIC).rate_hz or 50.0
         self._enable_delay_ticks = round(ENABLE_DELAY_S * rate)
         self._timer = self.create_timer(1.0 / rate, self._tick)
         self.samples(SESSION, self._on_session)
@@ -167,12 +166,12 @@ class DbwDemoDriver(SubsystemNode):
     # ---- inputs -------------------------------------------------------------------------------
 
     def _on_session(self, session: Session) -> None:
-        meta = session.sensor_meta[self.agent] if self.agent < len(session.sensor_meta) else None
+        meta = session.meta(self.agent)
         if meta is None:
             return
         try:
             georef = georeference(meta)
-        except ParamsError as error:
+        except ParameterError as error:
             self.get_logger().error(f"refused the georeference of agent {self.agent}: {error}")
             return
         if georef == self._georef:

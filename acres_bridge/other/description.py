@@ -21,13 +21,12 @@ from collections.abc import Sequence
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
 
-from acres_bridge.convert.frames import FrameNames
+from acres_bridge.convert.frame_names import FrameNames
 from acres_bridge.convert.rig import ROOT_FRAME, check_rig, mount_transforms
 from acres_bridge.wire.messages import SensorMount
+from acres_bridge.wire.vocabulary import SensorKind
 
 __all__ = ["ROOT_FRAME", "check_rig", "static_transforms", "tf_mounts", "urdf"]
-
-_INS_KIND = "ins"
 
 
 def _numbers(values: Sequence[float]) -> str:
@@ -56,7 +55,7 @@ def urdf(sensors: Sequence[SensorMount], *, robot_name: str = "polaris") -> str:
 
 def tf_mounts(sensors: Sequence[SensorMount]) -> tuple[SensorMount, ...]:
     """The mounts that get a static transform: all but the INS's."""
-    return tuple(mount for mount in sensors if mount.kind != _INS_KIND)
+    return tuple(mount for mount in sensors if mount.kind != SensorKind.INS)
 
 
 def static_transforms(

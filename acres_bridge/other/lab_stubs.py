@@ -25,6 +25,7 @@ from rclpy.parameter import Parameter
 from std_msgs.msg import Bool, Float32
 
 from acres_bridge.errors import ParameterError
+from acres_bridge.nodes.base import profiles
 from acres_bridge.other import _wiring
 
 __all__ = ["LabStubs", "main"]
@@ -80,7 +81,7 @@ class LabStubs(Node):
 
 
 def _rate_hz(name: str) -> float:
-    rate = _wiring.spec("other_nodes", name).rate_hz
+    rate = profiles().topic("other_nodes", name).rate_hz
     if rate is None:
         raise ValueError(f"msg_profiles gives {name} no rate in Hz")
     return rate

@@ -28,7 +28,7 @@ from rcl_interfaces.msg import ParameterDescriptor
 from tf2_msgs.msg import TFMessage
 
 from acres_bridge.errors import ParameterError
-from acres_bridge.nodes.base import SubsystemNode
+from acres_bridge.nodes.base import SubsystemNode, profiles
 from acres_bridge.other import _wiring
 from acres_bridge.other.paths import OdomTrail, origin_transform
 from acres_bridge.wire.vocabulary import Vehicle
@@ -54,7 +54,7 @@ class OdomPath(SubsystemNode):
         if isinstance(max_poses, bool) or not isinstance(max_poses, int) or max_poses < 1:
             raise ParameterError(f"parameter max_poses must be a positive integer, found {max_poses!r}")
         self.publish_origin_tf = bool(self.declare_parameter("publish_origin_tf", True, read_only).value)
-        spec = _wiring.spec("other_nodes", PATH_TOPIC)
+        spec = profiles().topic("other_nodes", PATH_TOPIC)
         self.trail = OdomTrail(frame=self.frames.apply(spec.frame or "odom_origin"), max_poses=max_poses)
         self._path = _wiring.publisher(self, "other_nodes", PATH_TOPIC)
         self._tf_static = (

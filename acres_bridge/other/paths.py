@@ -17,8 +17,8 @@ from geometry_msgs.msg import PoseStamped, TransformStamped
 from nav_msgs.msg import Odometry, Path
 from rclpy.serialization import serialize_message
 
-from acres_sim.rotation import quaternion_from_rpy
-from acres_sim.route import Route
+from acres_bridge.geo.rotation import quaternion_from_rpy
+from acres_bridge.geo.route import Route
 
 __all__ = ["OdomTrail", "Vec3", "origin_transform", "route_path"]
 

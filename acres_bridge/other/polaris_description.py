@@ -52,7 +52,7 @@ class PolarisDescription(SubsystemNode):
         self.samples(SESSION, self._on_session)
 
     def _on_session(self, session: Session) -> None:
-        meta = session.sensor_meta[self.agent] if self.agent < len(session.sensor_meta) else None
+        meta = session.meta(self.agent)
         if meta is None or meta.sensors in (self.rig, self._refused):
             return
         if meta.vehicle != Vehicle.POLARIS:

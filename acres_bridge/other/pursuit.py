@@ -1,9 +1,9 @@
 """Pure pursuit along a route, and where the route lies in utm. Pure: no node, no I/O.
 
-The route (``acres_sim.route.Route``) is in the simulator's world frame: east, north, up with the
+The route (``acres_bridge.geo.route.Route``) is in the simulator's world frame: east, north, up with the
 origin at the tile centre and the axes of the UTM grid, so a utm position is the world position
 plus the session's ``world_origin_utm`` and a yaw counter-clockwise from grid east is the same
-number in both frames (acres_sim.georef). Curvatures are in 1/m, positive to the left.
+number in both frames (acres_bridge.geo.georef). Curvatures are in 1/m, positive to the left.
 """
 
 from __future__ import annotations
@@ -11,31 +11,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from acres_bridge.geo.georef import Georeference
+from acres_bridge.geo.route import Route, pure_pursuit_curvature
 from acres_bridge.wire.messages import SensorMeta
-from acres_sim.georef import Georeference
-from acres_sim.route import Route
 
 __all__ = [
     "MAX_CURVATURE",
     "PursuitCommand",
     "RouteTracker",
     "georeference",
-    "pure_pursuit_curvature",
     "route_origin_utm",
 ]
 
 # The clamp of the steering command: about the range of the Polaris's curvature commands
 # (ds_dbw_msgs SteeringCmd CMD_CURVATURE, about -0.2..0.2 1/m).
 MAX_CURVATURE = 0.2
-
-
-def pure_pursuit_curvature(x: float, y: float, yaw: float, target_x: float, target_y: float) -> float:
-    """The curvature of the circle through the vehicle at (x, y), tangent to its heading ``yaw``,
-    that passes through the target: 2 * lateral offset / distance^2 (0 at the target itself)."""
-    dx, dy = target_x - x, target_y - y
-    lateral = -math.sin(yaw) * dx + math.cos(yaw) * dy
-    d2 = dx * dx + dy * dy
-    return 2.0 * lateral / d2 if d2 > 1e-12 else 0.0
 
 
 @dataclass(frozen=True, slots=True)

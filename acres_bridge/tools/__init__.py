@@ -3,9 +3,9 @@ against the real vehicle's.
 
 Command-line tools (docs/tools.md):
   acres_record        (acres_bridge.tools.record)        record topics into an MCAP file
-  check_topic_parity  (acres_bridge.tools.topic_parity)  types, QoS and frames against reference bags
+  check_topic_parity  (acres_bridge.tools.check_topic_parity)  types, QoS and frames against reference bags
                                                          or a msg_profiles table
-  check_msg_defs      (acres_bridge.tools.msg_defs)      round-trip the ds_dbw_msgs messages of a bag
+  check_msg_defs      (acres_bridge.tools.check_msg_defs)      round-trip the ds_dbw_msgs messages of a bag
 
 The library below them: MCAP writing and reading (bag), rosbag2's offered-QoS YAML (qos), message
 definitions (msgdef), reading serialised messages (cdr).

@@ -41,6 +41,7 @@ from rclpy.subscription import Subscription
 
 from acres_bridge.errors import AcresBridgeError
 from acres_bridge.msg_profiles import Direction, MsgProfiles, load_profiles
+from acres_bridge.names import resolve_name
 from acres_bridge.tools.bag import BagWriter, Compression
 from acres_bridge.tools.cdr import header_stamp_ns
 from acres_bridge.tools.errors import CdrError, DefinitionError, ToolError
@@ -55,7 +56,6 @@ from acres_bridge.tools.qos import (
     missed_offers,
     qos_from_rclpy,
 )
-from acres_bridge.topics_cli import resolve_name
 
 __all__ = [
     "DEFAULT_DEPTH",

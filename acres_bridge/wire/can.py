@@ -27,7 +27,7 @@ from enum import IntFlag
 from typing import Final
 
 from acres_bridge.wire.errors import ProtocolError
-from acres_bridge.wire.messages import MAX_STAMP_NS
+from acres_bridge.wire.json_fields import MAX_STAMP_NS
 
 __all__ = [
     "BARRIER_ID",

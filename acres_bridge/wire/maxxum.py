@@ -19,14 +19,7 @@ from enum import IntEnum, StrEnum
 from typing import Any, Final
 
 from acres_bridge.wire.errors import ProtocolError
-from acres_bridge.wire.messages import (
-    _get,
-    _json_object,
-    _non_negative,
-    _number,
-    _one_of,
-    _stamp,
-)
+from acres_bridge.wire.json_fields import get_field, json_object, non_negative, number, one_of, stamp_field
 
 __all__ = [
     "IMPLEMENT_CONTROL_KEYS",
@@ -242,11 +235,11 @@ def _within(what: str, key: str, value: float, low: float, high: float) -> float
 
 
 def _bounded(what: str, data: dict[str, Any], key: str, low: float, high: float) -> float:
-    return _within(what, key, _number(what, data, key), low, high)
+    return _within(what, key, number(what, data, key), low, high)
 
 
 def _difflock(what: str, data: dict[str, Any]) -> Difflock:
-    value: int = _get(what, data, "difflock", int)
+    value: int = get_field(what, data, "difflock", int)
     if value not in tuple(Difflock):
         raise ProtocolError(
             f"{what}: field 'difflock' must be 0 (open), 1 (rear) or 2 (rear and front), found {value}"
@@ -255,7 +248,7 @@ def _difflock(what: str, data: dict[str, Any]) -> Difflock:
 
 
 def _hitch_mode(what: str, data: dict[str, Any]) -> HitchMode:
-    return _one_of(what, data, "hitch_mode", HitchMode)
+    return one_of(what, data, "hitch_mode", HitchMode)
 
 
 def decode_implement_controls(data: object, *, what: str = "implement controls") -> ImplementControls:
@@ -276,9 +269,9 @@ def decode_implement_controls(data: object, *, what: str = "implement controls")
 
 def decode_maxxum_command(payload: bytes) -> MaxxumCommand:
     what = "MAXXUM_COMMAND"
-    data = _json_object(what, payload)
+    data = json_object(what, payload)
     _known_keys(what, data, _COMMAND_KEYS)
-    seq = _non_negative(what, data, "seq")
+    seq = non_negative(what, data, "seq")
     if seq < 1:
         raise ProtocolError(f"{what}: seq starts at 1, found 0")
     fractions = {key: _bounded(what, data, key, 0.0, 1.0) for key in _FRACTIONS}
@@ -289,38 +282,40 @@ def decode_maxxum_command(payload: bytes) -> MaxxumCommand:
         brake=fractions["brake"],
         hand_throttle=fractions["hand_throttle"],
         hitch_lever=fractions["hitch_lever"],
-        hitch_raise=_get(what, data, "hitch_raise", bool),
-        pto_on=_get(what, data, "pto_on", bool),
+        hitch_raise=get_field(what, data, "hitch_raise", bool),
+        pto_on=get_field(what, data, "pto_on", bool),
         difflock=_difflock(what, data),
-        implement=decode_implement_controls(_get(what, data, "implement", dict), what=f"{what} implement"),
+        implement=decode_implement_controls(
+            get_field(what, data, "implement", dict), what=f"{what} implement"
+        ),
     )
 
 
 def decode_maxxum_observation(payload: bytes) -> MaxxumObservation:
     what = "MAXXUM_OBSERVATION"
-    data = _json_object(what, payload)
+    data = json_object(what, payload)
     _known_keys(what, data, _OBSERVATION_KEYS)
-    implement: str = _get(what, data, "implement", str)
+    implement: str = get_field(what, data, "implement", str)
     if not 0 < len(implement) <= MAX_IMPLEMENT_NAME:
         raise ProtocolError(
             f"{what}: field 'implement' must be 1 .. {MAX_IMPLEMENT_NAME} characters, found {implement!r}"
         )
     numbers = {key: _bounded(what, data, key, low, high) for key, (low, high) in OBSERVATION_RANGES.items()}
     return MaxxumObservation(
-        step=_non_negative(what, data, "step"),
-        stamp_ns=_stamp(what, data),
+        step=non_negative(what, data, "step"),
+        stamp_ns=stamp_field(what, data),
         implement=implement,
         implement_depth_m=numbers["implement_depth_m"],
         pto_kw=numbers["pto_kw"],
-        pto_on=_get(what, data, "pto_on", bool),
+        pto_on=get_field(what, data, "pto_on", bool),
         pto_rpm=numbers["pto_rpm"],
         hitch_lever=numbers["hitch_lever"],
         hitch_lift_deg=numbers["hitch_lift_deg"],
         hitch_mode=_hitch_mode(what, data),
-        raised=_get(what, data, "raised", bool),
+        raised=get_field(what, data, "raised", bool),
         draft_n=numbers["draft_n"],
         difflock=_difflock(what, data),
         engine_rpm=numbers["engine_rpm"],
-        stale=_get(what, data, "stale", bool),
+        stale=get_field(what, data, "stale", bool),
         steering_angle_rad=numbers["steering_angle_rad"],
     )

@@ -12,17 +12,23 @@ import json
 import math
 import struct
 from dataclasses import asdict, dataclass, field
-from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any
 
 from acres_bridge.wire.errors import ProtocolError
 from acres_bridge.wire.frames import PROTOCOL_VERSION
+from acres_bridge.wire.json_fields import (
+    check_stamp,
+    get_field,
+    json_object,
+    non_negative,
+    number,
+    one_of,
+    stamp_field,
+    triple,
+)
 from acres_bridge.wire.vocabulary import ClientRole, SensorKind, SimState, Source, StepStatus, Vehicle
 
-E = TypeVar("E", bound=StrEnum)
-
 __all__ = [
-    "MAX_STAMP_NS",
     "AgentEntry",
     "AgentReset",
     "ClientHello",
@@ -248,7 +254,6 @@ class InsSample:
     specific_force_variance: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
-MAX_STAMP_NS = (1 << 31) * 1_000_000_000 - 1  # builtin_interfaces/Time holds int32 seconds
 _CLOCK = struct.Struct("<Qq")
 _STEP_REQUEST = struct.Struct("<IIQ")  # request_id, agent count, steps; then count x uint64
 _STEP_DONE = struct.Struct("<IIQ")  # request_id, status, last_step
@@ -330,13 +335,6 @@ def encode_ins(message: InsSample) -> bytes:
 # ---- decoding --------------------------------------------------------------------------------
 
 
-def _check_stamp(what: str, stamp_ns: int) -> None:
-    if not 0 <= stamp_ns <= MAX_STAMP_NS:
-        raise ProtocolError(
-            f"{what}: stamp_ns must be in 0 .. {MAX_STAMP_NS} (int32 seconds), found {stamp_ns}"
-        )
-
-
 def _unpack(what: str, layout: struct.Struct, payload: bytes) -> tuple[Any, ...]:
     if len(payload) != layout.size:
         raise ProtocolError(f"{what}: expected {layout.size} payload bytes, found {len(payload)}")
@@ -345,7 +343,7 @@ def _unpack(what: str, layout: struct.Struct, payload: bytes) -> tuple[Any, ...]
 
 def decode_clock(payload: bytes) -> Clock:
     step, stamp_ns = _unpack("CLOCK", _CLOCK, payload)
-    _check_stamp("CLOCK", stamp_ns)
+    check_stamp("CLOCK", stamp_ns)
     return Clock(step=step, stamp_ns=stamp_ns)
 
 
@@ -382,7 +380,7 @@ def decode_ins(payload: bytes) -> InsSample:
     values = _unpack("INS", _INS, payload)
     step, stamp_ns, flags = values[:3]
     numbers = values[3:]
-    _check_stamp("INS", stamp_ns)
+    check_stamp("INS", stamp_ns)
     if flags & ~INS_FLAG_POSITION:
         raise ProtocolError(f"INS: unknown flags {flags:#x}")
     has_position = bool(flags & INS_FLAG_POSITION)
@@ -413,81 +411,15 @@ def decode_ins(payload: bytes) -> InsSample:
     )
 
 
-def _json_object(what: str, payload: bytes) -> dict[str, Any]:
-    try:
-        data = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError
-        raise ProtocolError(f"{what}: payload is not a UTF-8 JSON object ({error})") from None
-    if not isinstance(data, dict):
-        raise ProtocolError(f"{what}: payload must be a JSON object, found {type(data).__name__}")
-    return data
-
-
-def _get(what: str, data: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
-    if key not in data:
-        if default is ...:
-            raise ProtocolError(f"{what}: missing field {key!r}")
-        return default
-    value = data[key]
-    ok = isinstance(value, kind) and not (isinstance(value, bool) and kind in (int, float, (int, float)))
-    if kind is bool:
-        ok = isinstance(value, bool)
-    if not ok:
-        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
-        raise ProtocolError(f"{what}: field {key!r} must be {names}, found {value!r}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ProtocolError(f"{what}: field {key!r} must be finite, found {value!r}")
-    return value
-
-
-def _finite(what: str, key: str, value: Any) -> float:
-    """A JSON number as a finite float; an int too large for a float is refused, not an OverflowError."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ProtocolError(f"{what}: field {key!r} must be a number, found {value!r}")
-    try:
-        number = float(value)
-    except OverflowError:
-        raise ProtocolError(f"{what}: field {key!r} is too large for a float") from None
-    if not math.isfinite(number):
-        raise ProtocolError(f"{what}: field {key!r} must be finite, found {value!r}")
-    return number
-
-
-def _number(what: str, data: dict[str, Any], key: str) -> float:
-    return _finite(what, key, _get(what, data, key, (int, float)))
-
-
-def _non_negative(what: str, data: dict[str, Any], key: str, *, bits: int = 64) -> int:
-    value: int = _get(what, data, key, int)
-    if not 0 <= value < 1 << bits:
-        raise ProtocolError(f"{what}: field {key!r} must be a {bits}-bit unsigned integer, found {value}")
-    return value
-
-
-def _stamp(what: str, data: dict[str, Any]) -> int:
-    stamp_ns: int = _get(what, data, "stamp_ns", int)
-    _check_stamp(what, stamp_ns)
-    return stamp_ns
-
-
-def _one_of(what: str, data: dict[str, Any], key: str, choices: type[E]) -> E:
-    """The member of a string enum that the field names."""
-    value: str = _get(what, data, key, str)
-    if value not in tuple(choices):
-        allowed = ", ".join(str(choice) for choice in choices)
-        raise ProtocolError(f"{what}: field {key!r} must be one of {allowed}, found {value!r}")
-    return choices(value)
-
-
 def _port(what: str, data: dict[str, Any], key: str, *, required: bool = True) -> int:
-    value = _non_negative(what, data, key) if required or key in data else 0
+    value = non_negative(what, data, key) if required or key in data else 0
     if value > 65535:
         raise ProtocolError(f"{what}: field {key!r} is not a port, found {value}")
     return value
 
 
 def _version(what: str, data: dict[str, Any]) -> int:
-    version: int = _get(what, data, "protocol_version", int)
+    version: int = get_field(what, data, "protocol_version", int)
     if version != PROTOCOL_VERSION:
         raise ProtocolError(
             f"{what}: the peer speaks protocol version {version}, this side speaks {PROTOCOL_VERSION}",
@@ -497,25 +429,17 @@ def _version(what: str, data: dict[str, Any]) -> int:
 
 
 def _state(what: str, data: dict[str, Any]) -> SimState:
-    state: int = _get(what, data, "state", int)
+    state: int = get_field(what, data, "state", int)
     if state not in tuple(SimState):
         raise ProtocolError(f"{what}: field 'state' must be 0, 1 or 2, found {state}")
     return SimState(state)
 
 
-def _triple(what: str, data: dict[str, Any], key: str) -> tuple[float, float, float]:
-    value = _get(what, data, key, list)
-    if len(value) != 3:
-        raise ProtocolError(f"{what}: field {key!r} must be 3 finite numbers, found {len(value)} values")
-    x, y, z = (_finite(what, key, v) for v in value)
-    return (x, y, z)
-
-
 def decode_hello(payload: bytes) -> Hello:
     what = "HELLO"
-    data = _json_object(what, payload)
+    data = json_object(what, payload)
     version = _version(what, data)
-    raw_agents = _get(what, data, "agents", list)
+    raw_agents = get_field(what, data, "agents", list)
     if not raw_agents:
         raise ProtocolError(f"{what}: a session has at least one agent")
     agents = []
@@ -523,17 +447,17 @@ def decode_hello(payload: bytes) -> Hello:
         where = f"{what} agent {position}"
         if not isinstance(raw, dict):
             raise ProtocolError(f"{where}: must be an object, found {raw!r}")
-        index = _non_negative(where, raw, "index")
+        index = non_negative(where, raw, "index")
         if index != position:
             raise ProtocolError(f"{where}: index must be {position} (agents in order), found {index}")
-        name = _get(where, raw, "name", str)
+        name = get_field(where, raw, "name", str)
         if not name:
             raise ProtocolError(f"{where}: name must not be empty")
         agents.append(
             AgentEntry(
                 index=index,
                 name=name,
-                vehicle=_one_of(where, raw, "vehicle", Vehicle),
+                vehicle=one_of(where, raw, "vehicle", Vehicle),
                 sensor_port=_port(where, raw, "sensor_port"),
                 vehicle_port=_port(where, raw, "vehicle_port"),
                 can_port=_port(where, raw, "can_port", required=False),
@@ -542,17 +466,17 @@ def decode_hello(payload: bytes) -> Hello:
     names = [agent.name for agent in agents]
     if len(set(names)) != len(names):
         raise ProtocolError(f"{what}: agent names must be unique, found {names}")
-    physics_hz = _non_negative(what, data, "physics_hz")
+    physics_hz = non_negative(what, data, "physics_hz")
     if physics_hz == 0:
         raise ProtocolError(f"{what}: physics_hz must be positive")
     return Hello(
         protocol_version=version,
-        simulator=_get(what, data, "simulator", str),
-        session_start_utc=_get(what, data, "session_start_utc", str),
-        map=_get(what, data, "map", str),
-        source=_one_of(what, data, "source", Source),
-        lockstep=_get(what, data, "lockstep", bool),
-        seed=_non_negative(what, data, "seed", bits=32),
+        simulator=get_field(what, data, "simulator", str),
+        session_start_utc=get_field(what, data, "session_start_utc", str),
+        map=get_field(what, data, "map", str),
+        source=one_of(what, data, "source", Source),
+        lockstep=get_field(what, data, "lockstep", bool),
+        seed=non_negative(what, data, "seed", bits=32),
         physics_hz=physics_hz,
         agents=tuple(agents),
     )
@@ -560,105 +484,105 @@ def decode_hello(payload: bytes) -> Hello:
 
 def decode_client_hello(payload: bytes) -> ClientHello:
     what = "CLIENT_HELLO"
-    data = _json_object(what, payload)
+    data = json_object(what, payload)
     return ClientHello(
         protocol_version=_version(what, data),
-        client=_get(what, data, "client", str),
-        role=_one_of(what, data, "role", ClientRole),
-        agent=_non_negative(what, data, "agent") if "agent" in data else 0,
+        client=get_field(what, data, "client", str),
+        role=one_of(what, data, "role", ClientRole),
+        agent=non_negative(what, data, "agent") if "agent" in data else 0,
     )
 
 
 def decode_error(payload: bytes) -> ErrorReply:
     what = "ERROR"
-    data = _json_object(what, payload)
-    return ErrorReply(code=_get(what, data, "code", str), message=_get(what, data, "message", str))
+    data = json_object(what, payload)
+    return ErrorReply(code=get_field(what, data, "code", str), message=get_field(what, data, "message", str))
 
 
 def decode_episode(payload: bytes) -> EpisodeInfo:
     what = "EPISODE"
-    data = _json_object(what, payload)
-    agents = _get(what, data, "agents", list)
+    data = json_object(what, payload)
+    agents = get_field(what, data, "agents", list)
     if not all(isinstance(name, str) for name in agents):
         raise ProtocolError(f"{what}: field 'agents' must be a list of strings, found {agents!r}")
     if len(set(agents)) != len(agents):
         raise ProtocolError(f"{what}: agent names must be unique, found {agents}")
-    episode_time_s = _number(what, data, "episode_time_s")
+    episode_time_s = number(what, data, "episode_time_s")
     if episode_time_s < 0:
         raise ProtocolError(f"{what}: field 'episode_time_s' must not be negative, found {episode_time_s}")
     return EpisodeInfo(
-        episode_id=_get(what, data, "episode_id", str),
-        episode=_non_negative(what, data, "episode", bits=32),
-        reset_epoch=_non_negative(what, data, "reset_epoch", bits=32),
-        step=_non_negative(what, data, "step"),
-        stamp_ns=_stamp(what, data),
+        episode_id=get_field(what, data, "episode_id", str),
+        episode=non_negative(what, data, "episode", bits=32),
+        reset_epoch=non_negative(what, data, "reset_epoch", bits=32),
+        step=non_negative(what, data, "step"),
+        stamp_ns=stamp_field(what, data),
         episode_time_s=episode_time_s,
         state=_state(what, data),
-        lockstep=_get(what, data, "lockstep", bool),
-        seed=_non_negative(what, data, "seed", bits=32),
-        source=_one_of(what, data, "source", Source),
-        map=_get(what, data, "map", str),
+        lockstep=get_field(what, data, "lockstep", bool),
+        seed=non_negative(what, data, "seed", bits=32),
+        source=one_of(what, data, "source", Source),
+        map=get_field(what, data, "map", str),
         agents=tuple(agents),
     )
 
 
 def decode_set_state(payload: bytes) -> SetState:
     what = "SET_STATE"
-    return SetState(state=_state(what, _json_object(what, payload)))
+    return SetState(state=_state(what, json_object(what, payload)))
 
 
 def decode_reset_session(payload: bytes) -> ResetSession:
     what = "RESET_SESSION"
-    data = _json_object(what, payload)
-    return ResetSession(reason=_get(what, data, "reason", str, ""))
+    data = json_object(what, payload)
+    return ResetSession(reason=get_field(what, data, "reason", str, ""))
 
 
 def decode_agent_reset(payload: bytes) -> AgentReset:
     what = "AGENT_RESET"
-    data = _json_object(what, payload)
+    data = json_object(what, payload)
     return AgentReset(
-        agent=_non_negative(what, data, "agent"),
-        x_m=_number(what, data, "x_m"),
-        y_m=_number(what, data, "y_m"),
-        yaw_rad=_number(what, data, "yaw_rad"),
+        agent=non_negative(what, data, "agent"),
+        x_m=number(what, data, "x_m"),
+        y_m=number(what, data, "y_m"),
+        yaw_rad=number(what, data, "yaw_rad"),
     )
 
 
 def decode_sensor_meta(payload: bytes) -> SensorMeta:
     what = "SENSOR_META"
-    data = _json_object(what, payload)
-    raw_sensors = _get(what, data, "sensors", list)
+    data = json_object(what, payload)
+    raw_sensors = get_field(what, data, "sensors", list)
     sensors = []
     for position, raw in enumerate(raw_sensors):
         where = f"{what} sensor {position}"
         if not isinstance(raw, dict):
             raise ProtocolError(f"{where}: must be an object, found {raw!r}")
-        kind = _one_of(where, raw, "kind", SensorKind)
-        rate_hz = _number(where, raw, "rate_hz")
+        kind = one_of(where, raw, "kind", SensorKind)
+        rate_hz = number(where, raw, "rate_hz")
         if rate_hz < 0 or (rate_hz == 0) != (kind == SensorKind.FRAME):
             raise ProtocolError(
                 f"{where}: rate_hz must be positive for a sensor, 0 for a frame; found {rate_hz}"
             )
-        frame = _get(where, raw, "frame", str)
-        parent = _get(where, raw, "parent", str, "base_footprint")
+        frame = get_field(where, raw, "frame", str)
+        parent = get_field(where, raw, "parent", str, "base_footprint")
         if not frame or not parent:
             raise ProtocolError(f"{where}: frame and parent must not be empty")
         sensors.append(
             SensorMount(
-                name=_get(where, raw, "name", str),
+                name=get_field(where, raw, "name", str),
                 kind=kind,
                 frame=frame,
                 parent=parent,
-                xyz_m=_triple(where, raw, "xyz_m"),
-                rpy_rad=_triple(where, raw, "rpy_rad"),
+                xyz_m=triple(where, raw, "xyz_m"),
+                rpy_rad=triple(where, raw, "rpy_rad"),
                 rate_hz=rate_hz,
-                settings=_get(where, raw, "settings", dict, {}),
+                settings=get_field(where, raw, "settings", dict, {}),
             )
         )
     return SensorMeta(
-        agent=_non_negative(what, data, "agent"),
-        vehicle=_one_of(what, data, "vehicle", Vehicle),
-        utm_epsg=_non_negative(what, data, "utm_epsg"),
-        world_origin_utm=_triple(what, data, "world_origin_utm"),
+        agent=non_negative(what, data, "agent"),
+        vehicle=one_of(what, data, "vehicle", Vehicle),
+        utm_epsg=non_negative(what, data, "utm_epsg"),
+        world_origin_utm=triple(what, data, "world_origin_utm"),
         sensors=tuple(sensors),
     )

@@ -26,7 +26,8 @@ from typing import Any, Final
 
 from acres_bridge.wire.errors import ProtocolError
 from acres_bridge.wire.frames import FrameKind, encode_frame
-from acres_bridge.wire.messages import MAX_STAMP_NS, SensorMount
+from acres_bridge.wire.json_fields import MAX_STAMP_NS
+from acres_bridge.wire.messages import SensorMount
 
 __all__ = [
     "LIDAR_POINT_STEP",

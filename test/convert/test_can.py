@@ -17,7 +17,7 @@ from acres_bridge.convert.can import (
 )
 from acres_bridge.errors import CommandRefusedError
 from acres_bridge.wire.can import CanFrame, barrier_frame, decode_datagram, encode_datagram
-from acres_bridge.wire.messages import MAX_STAMP_NS
+from acres_bridge.wire.json_fields import MAX_STAMP_NS
 
 # The spec's example: POWER 0x18FF1580 at 34.991668492 s.
 POWER = CanFrame(

@@ -16,7 +16,7 @@ from nav_msgs.msg import Odometry
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import Imu, NavSatFix
 
-from acres_bridge.convert.frames import FrameNames, frame_names
+from acres_bridge.convert.frame_names import FrameNames, frame_names
 from acres_bridge.convert.ins import (
     ground_truth_odometry,
     imu,
@@ -27,7 +27,8 @@ from acres_bridge.convert.ins import (
     transform,
 )
 from acres_bridge.wire import ProtocolError, Vehicle, encode
-from acres_bridge.wire.messages import MAX_STAMP_NS, InsSample, decode_ins
+from acres_bridge.wire.json_fields import MAX_STAMP_NS
+from acres_bridge.wire.messages import InsSample, decode_ins
 
 G = 9.81
 ROLL, PITCH, YAW = math.radians(2.0), math.radians(-3.0), math.radians(30.0)

@@ -14,7 +14,7 @@ from geometry_msgs.msg import Twist
 from std_msgs.msg import Float32, String
 from wire.test_maxxum import SPEC_KEYS
 
-from acres_bridge.convert.frames import frame_names
+from acres_bridge.convert.frame_names import frame_names
 from acres_bridge.convert.maxxum import (
     MAX_CURVATURE_1PM,
     Guidance,

@@ -11,7 +11,7 @@ from rosgraph_msgs.msg import Clock as ClockMessage
 
 from acres_bridge.convert.session import clock, episode
 from acres_bridge.wire import Clock, EpisodeInfo, Frame, FrameKind, SimState, decode, encode
-from acres_bridge.wire.messages import MAX_STAMP_NS
+from acres_bridge.wire.json_fields import MAX_STAMP_NS
 
 NS_PER_S = 1_000_000_000
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+import samples
 
 from acres_bridge.ingest.link import SimulatorLink
 from acres_bridge.wire import (
     PROTOCOL_VERSION,
-    AgentEntry,
     ClientHello,
     Clock,
     EpisodeInfo,
@@ -112,25 +112,7 @@ class ScriptedSimulator:
         return sock
 
     def hello(self) -> bytes:
-        hello = Hello(
-            protocol_version=PROTOCOL_VERSION,
-            simulator="scripted",
-            session_start_utc="20261002T072309",
-            map="V03ACRE",
-            source="unreal",
-            lockstep=True,
-            seed=7,
-            physics_hz=120,
-            agents=(
-                AgentEntry(
-                    index=0,
-                    name="polaris",
-                    vehicle="polaris",
-                    sensor_port=self.sensor.getsockname()[1],
-                    vehicle_port=0,
-                ),
-            ),
-        )
+        hello = samples.hello(samples.agent(0, sensor_port=self.sensor.getsockname()[1]))
         frame = encode(hello)
         if self.version == PROTOCOL_VERSION:
             return frame

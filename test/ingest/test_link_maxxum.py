@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 import pytest
+import samples
 from convert.test_maxxum import OBSERVATION
 
 from acres_bridge.ingest.link import CAN_MARK_WAIT_S, SimulatorLink, can_ports
 from acres_bridge.wire import (
-    PROTOCOL_VERSION,
     AgentEntry,
     Clock,
     FrameReader,
@@ -44,17 +44,7 @@ COMMAND = MaxxumCommand(
     pto_on=False,
     difflock=Difflock.OPEN,
 )
-_HELLO = Hello(
-    protocol_version=PROTOCOL_VERSION,
-    simulator="scripted",
-    session_start_utc="20261002T072309",
-    map="V03ACRE",
-    source="unreal",
-    lockstep=True,
-    seed=7,
-    physics_hz=120,
-    agents=(),
-)
+_HELLO = samples.hello()
 GROUP = tuple(
     CanFrame(can_id=0x0CF00400 + i, data=bytes(8), dlc=8, stamp_ns=100_000_000, step=12) for i in range(13)
 )

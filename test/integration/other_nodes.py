@@ -12,6 +12,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from tf2_msgs.msg import TFMessage
 
 from acres_bridge.msg_profiles import load_profiles
+from acres_bridge.processes import ChildProcess
 from acres_sim.vehicles import PolarisParams
 
 from .conftest import Processes, Ros
@@ -23,11 +24,11 @@ TF_STATIC = QoSProfile(
 )
 
 
-def start_node(processes: Processes, module: str, *parameters: str) -> None:
+def start_node(processes: Processes, module: str, *parameters: str) -> ChildProcess:
     args = [sys.executable, "-m", f"acres_bridge.other.{module}", "--ros-args"]
     for parameter in parameters:
         args += ["-p", parameter]
-    processes.script(module, args)
+    return processes.script(module, args)
 
 
 def wait_for_publisher(ros: Ros, topic: str, node_name: str) -> None:

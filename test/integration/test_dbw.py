@@ -240,7 +240,9 @@ def test_sim_reset_moves_the_vehicle_once_the_ins_has_a_position(driven: Driver,
     # Before the first sample with a position (the first 0.25 s): ignored.
     reset.publish(pose(500438.1, 4479970.0))
     # Acknowledged means received, not handled: the bridge's warning says it has handled it.
-    wait_for_line(driven.bridge, "/sim/reset: ignored: no INS sample with a position")
+    wait_for_line(
+        driven.bridge, "refused a /sim/reset pose (1 so far): ignored: no INS sample with a position"
+    )
     ros.step(60)
     ros.wait_until(lambda: truth, "the ground truth")
     ros.settle()

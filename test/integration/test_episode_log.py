@@ -24,6 +24,7 @@ from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 from rosbags.highlevel import AnyReader
 
+from acres_bridge.geo.rotation import quaternion_from_rpy
 from acres_bridge.wire import (
     PROTOCOL_VERSION,
     AgentReset,
@@ -37,7 +38,6 @@ from acres_bridge.wire import (
     encode,
 )
 from acres_sim.clock import NS_PER_S, step_stamp_ns
-from acres_sim.rotation import quaternion_from_rpy
 from acres_sim.weather import Weather
 from acres_sim.world import AgentSpec, World
 

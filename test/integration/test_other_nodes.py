@@ -20,8 +20,8 @@ from rclpy.parameter import Parameter
 from std_msgs.msg import Bool, Empty, Float32, String
 from tf2_msgs.msg import TFMessage
 
+from acres_bridge.geo.route import acre_loop
 from acres_bridge.msg_profiles import load_profiles
-from acres_sim.route import acre_loop
 
 from .conftest import LATCHED, Processes, Ros, free_port
 from .other_nodes import (
@@ -36,7 +36,7 @@ from .other_nodes import (
 pytestmark = pytest.mark.integration
 
 NS_PER_S = 1_000_000_000
-WORLD_ORIGIN_UTM = (500400.0, 4479900.0, 181.5)  # acres_sim.georef.ACRE_GEOREFERENCE
+WORLD_ORIGIN_UTM = (500400.0, 4479900.0, 181.5)  # acres_bridge.geo.georef.ACRE_GEOREFERENCE
 
 
 def stamp_ns(message: Any) -> int:
@@ -240,7 +240,7 @@ def test_dbw_demo_driver_sends_enable_gear_speed_and_curvature_and_the_route(
     status: list[String] = ros.collect(String, "/Demo/status", 1000)
     route: list[Path] = ros.collect(Path, "/Demo/route", LATCHED)
     tf_static: list[TFMessage] = ros.collect(TFMessage, "/tf_static", TF_STATIC)
-    start_node(processes, "dbw_demo_driver")
+    driver = start_node(processes, "dbw_demo_driver")
     for topic in ("/vehicle/enable", "/vehicle/ulc/cmd", "/vehicle/steering/cmd", "/Demo/status"):
         wait_for_publisher(ros, topic, "dbw_demo_driver")
 
@@ -318,7 +318,10 @@ def test_dbw_demo_driver_sends_enable_gear_speed_and_curvature_and_the_route(
     disable.publish(Empty())
     ros.spin_for(0.5)
     sent = len(enable)
+    ticks = len(status)
     for _ in range(30):  # 1.5 s of the driver's 50 Hz ticks, three times its enable retry period
         session.step()
         ros.spin_for(0.05)
+    assert driver.popen.poll() is None, "the driver must still run: a dead one sends no enable either"
+    assert len(status) > ticks  # it went on ticking all the while
     assert len(enable) == sent

@@ -10,55 +10,37 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 import rclpy
+import samples
 from geometry_msgs.msg import Twist
 from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Bool, Float32, String
-from tf2_msgs.msg import TFMessage
 
-from acres_bridge.ingest.bus import BUS
+from acres_bridge.convert.speed_controller import PiState, SpeedControllerParams, control
 from acres_bridge.ingest.channels import CLOCK, INS, MAXXUM_COMMAND, MAXXUM_OBSERVATION, SESSION, Session
 from acres_bridge.nodes.maxxum import Maxxum
-from acres_bridge.nodes.speed_controller import PiState, SpeedControllerParams, control
 from acres_bridge.wire import (
-    PROTOCOL_VERSION,
-    AgentEntry,
     Clock,
     Hello,
     InsSample,
     SensorMeta,
     SensorMount,
+    Vehicle,
 )
 from acres_bridge.wire.maxxum import Difflock, HitchMode, ImplementControls, MaxxumCommand, MaxxumObservation
+from nodes.node_rig import NodeRig, node_rig
 
 TIMEOUT = 10.0
 NS_PER_STEP = 1_000_000_000 / 120
-DEEP = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
-STATIC = QoSProfile(
-    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-)
 
-HELLO = Hello(
-    protocol_version=PROTOCOL_VERSION,
-    simulator="scripted",
-    session_start_utc="20261002T072309",
-    map="V03ACRE",
-    source="unreal",
-    lockstep=True,
-    seed=42,
-    physics_hz=120,
-    agents=(AgentEntry(index=0, name="maxxum", vehicle="maxxum", sensor_port=1, vehicle_port=2, can_port=3),),
-)
+HELLO = samples.hello(samples.agent(0, Vehicle.MAXXUM, sensor_port=1, vehicle_port=2, can_port=3), seed=42)
 
 
 def _mount(frame: str, kind: str = "frame", parent: str = "base_footprint") -> SensorMount:
@@ -130,36 +112,40 @@ def ins(step: int, speed: float) -> InsSample:
 
 @dataclasses.dataclass
 class Rig:
-    node: Maxxum
-    probe: Node
-    namespace: str
-    executor: SingleThreadedExecutor
-    commands: list[MaxxumCommand]
+    """The maxxum node in its rig: the tractor's topics received, a publisher per command topic."""
+
+    nodes: NodeRig
     received: dict[str, list[Any]]
     publishers: dict[str, Any]
     step: int = 0
 
+    @property
+    def node(self) -> Maxxum:
+        node: Maxxum = self.nodes.node
+        return node
+
+    @property
+    def commands(self) -> list[MaxxumCommand]:
+        return self.nodes.sent
+
     def spin_until(self, condition: Callable[[], object], what: str) -> None:
-        deadline = time.monotonic() + TIMEOUT
-        while not condition():
-            if time.monotonic() > deadline:
-                pytest.fail(f"timed out waiting for {what}")
-            self.executor.spin_once(timeout_sec=0.02)
+        self.nodes.spin_until(condition, what)
 
     def feed(self, channel: Any, sample: Any) -> None:
-        BUS.publish(channel.key(self.namespace, 0), sample)
+        self.nodes.feed(channel, sample)
 
     def session(self, hello: Hello | None = HELLO, meta: SensorMeta | None = META) -> None:
         self.feed(SESSION, Session(connected=hello is not None, hello=hello, sensor_meta=(meta,)))
 
     def publish(self, topic: str, message: Any) -> None:
         """Publish on a command topic and wait until the node has taken or refused it."""
-        before = self.node.accepted[topic] + sum(self.node.refused.values())
+
+        def handled() -> int:
+            return self.node.accepted[topic] + sum(self.node.refused.values())
+
+        before = handled()
         self.publishers[topic].publish(message)
-        self.spin_until(
-            lambda: self.node.accepted[topic] + sum(self.node.refused.values()) > before,
-            f"the node on {topic}",
-        )
+        self.spin_until(lambda: handled() > before, f"the node on {topic}")
 
     def run(self, steps: int, speed: float = 0.0, *, ins_first: bool = True) -> None:
         """Physics steps as the ingest delivers them: an INS sample of each step and its clock."""
@@ -173,75 +159,47 @@ class Rig:
                 self.feed(INS, ins(self.step, speed))
 
 
-COMMAND_TOPICS = {
-    "cmd_vel": Twist,
-    "guidance/curvature_cmd": Float32,
-    "speed_cmd": Float32,
-    "hitch/lever_cmd": Float32,
-    "hitch/raise_cmd": Bool,
-    "pto/cmd": Bool,
-    "hand_throttle_cmd": Float32,
-    "implement/cmd": String,
-}
+COMMAND_TOPICS = (
+    "cmd_vel",
+    "guidance/curvature_cmd",
+    "speed_cmd",
+    "hitch/lever_cmd",
+    "hitch/raise_cmd",
+    "pto/cmd",
+    "hand_throttle_cmd",
+    "implement/cmd",
+)
 
 
-def make_rig(monkeypatch: pytest.MonkeyPatch, *, fenced: bool = True, **parameters: Any) -> Iterator[Rig]:
-    context = Context()
-    rclpy.init(context=context, args=[])
-    if not fenced:  # after init: the context itself stays on this machine
-        monkeypatch.delenv("ROS_AUTOMATIC_DISCOVERY_RANGE", raising=False)
-        monkeypatch.delenv("ROS_LOCALHOST_ONLY", raising=False)
-        monkeypatch.delenv("ROS_STATIC_PEERS", raising=False)
-    else:
-        monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    namespace = f"/maxxum_{uuid.uuid4().hex[:8]}"
-    keys = [
-        SESSION.key(namespace),
-        CLOCK.key(namespace),
-        INS.key(namespace, 0),
-        MAXXUM_OBSERVATION.key(namespace, 0),
-    ]
-    for key in keys:  # an ingest in this process: the node takes its samples from the bus
-        BUS.register_producer(key, latched=key == keys[0])
-    commands: list[MaxxumCommand] = []
-    taken = BUS.subscribe(MAXXUM_COMMAND.key(namespace, 0), commands.append)  # where the ingest listens
-    overrides = [Parameter("vehicle", value="maxxum")]
-    overrides += [Parameter(name, value=value) for name, value in parameters.items()]
-    node = Maxxum(context=context, namespace=namespace, parameter_overrides=overrides)
-    probe = Node("probe", namespace=namespace, context=context)
-    received: dict[str, list[Any]] = {"engine_rpm": [], "steering_angle": [], "implement/state": [], "tf": []}
-    probe.create_subscription(Float32, "engine_rpm", received["engine_rpm"].append, DEEP)
-    probe.create_subscription(Float32, "steering_angle", received["steering_angle"].append, DEEP)
-    probe.create_subscription(String, "implement/state", received["implement/state"].append, DEEP)
-    probe.create_subscription(TFMessage, "/tf_static", received["tf"].append, STATIC)
-    publishers = {topic: probe.create_publisher(kind, topic, 10) for topic, kind in COMMAND_TOPICS.items()}
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    executor.add_node(probe)
-    rig = Rig(node, probe, namespace, executor, commands, received, publishers)
-    rig.spin_until(
-        lambda: (
-            all(p.get_subscription_count() >= 1 for p in publishers.values())
-            and node.count_subscribers("implement/state") >= 1
-        ),
-        "the node's subscriptions and the probe's",
-    )
-    rig.session()
-    try:
+@contextmanager
+def maxxum_rig(monkeypatch: pytest.MonkeyPatch, *, fenced: bool = True, **parameters: Any) -> Iterator[Rig]:
+    def unfence() -> None:  # after init: the context itself stays on this machine
+        for name in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS"):
+            monkeypatch.delenv(name, raising=False)
+
+    with node_rig(
+        Maxxum,
+        vehicle="maxxum",
+        parameters=[Parameter(name, value=value) for name, value in parameters.items()],
+        feeds=(SESSION, CLOCK, INS, MAXXUM_OBSERVATION),
+        sends=(MAXXUM_COMMAND,),
+        before_node=None if fenced else unfence,
+    ) as nodes:
+        received = {
+            topic: nodes.received("maxxum", topic)
+            for topic in ("engine_rpm", "steering_angle", "implement/state")
+        }
+        received["tf"] = nodes.received("maxxum", "/tf_static")
+        publishers = {topic: nodes.publisher("maxxum", topic) for topic in COMMAND_TOPICS}
+        rig = Rig(nodes, received, publishers)
+        rig.session()
         yield rig
-    finally:
-        taken.close()
-        node.destroy_node()
-        probe.destroy_node()
-        executor.shutdown()
-        for key in keys:
-            BUS.unregister_producer(key)
-        context.try_shutdown()
 
 
 @pytest.fixture
 def rig(monkeypatch: pytest.MonkeyPatch) -> Iterator[Rig]:
-    yield from make_rig(monkeypatch)
+    with maxxum_rig(monkeypatch) as made:
+        yield made
 
 
 # ---- state ---------------------------------------------------------------------------------------
@@ -275,13 +233,13 @@ def test_the_rig_goes_on_tf_static_once_per_rig(rig: Rig) -> None:
         ("base_footprint", "gnss_link"),
     }
     rig.session()  # the same rig again (another SENSOR_META of the session): nothing new
-    rig.executor.spin_once(timeout_sec=0.2)
+    rig.nodes.executor.spin_once(timeout_sec=0.2)
     assert len(rig.received["tf"]) == 1
 
 
 def test_a_frame_prefix_prefixes_the_rig(monkeypatch: pytest.MonkeyPatch) -> None:
-    for prefixed in make_rig(monkeypatch, frame_prefix="maxxum2/"):
-        prefixed.spin_until(lambda: prefixed.received["tf"], "/tf_static")  # noqa: B023
+    with maxxum_rig(monkeypatch, frame_prefix="maxxum2/") as prefixed:
+        prefixed.spin_until(lambda: prefixed.received["tf"], "/tf_static")
         frames = {t.child_frame_id for t in prefixed.received["tf"][0].transforms}
         assert frames == {
             f"maxxum2/{f}" for f in ("lidar", "camera", "camera_optical", "imu_link", "gnss_link")
@@ -397,7 +355,7 @@ def test_a_bad_command_is_refused_counted_and_never_sent(
 
 
 def test_without_the_fence_every_command_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    for unfenced in make_rig(monkeypatch, fenced=False):
+    with maxxum_rig(monkeypatch, fenced=False) as unfenced:
         assert not unfenced.node.fence.allowed
         unfenced.publish("speed_cmd", Float32(data=1.0))
         unfenced.publish("pto/cmd", Bool(data=True))
@@ -407,7 +365,7 @@ def test_without_the_fence_every_command_is_refused(monkeypatch: pytest.MonkeyPa
 
 
 def test_allow_unfenced_commands_forwards_them(monkeypatch: pytest.MonkeyPatch) -> None:
-    for unfenced in make_rig(monkeypatch, fenced=False, allow_unfenced_commands=True):
+    with maxxum_rig(monkeypatch, fenced=False, allow_unfenced_commands=True) as unfenced:
         unfenced.publish("speed_cmd", Float32(data=1.0))
         unfenced.run(6)
         assert len(unfenced.commands) == 1

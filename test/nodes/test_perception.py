@@ -9,19 +9,12 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-import uuid
 from array import array
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pytest
-import rclpy
-from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
-from rclpy.parameter import Parameter
-from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image, PointCloud2
 from wire.test_codec import hello
 
@@ -30,6 +23,7 @@ from acres_bridge.ingest.channels import CAMERA, LIDAR, SESSION, Session
 from acres_bridge.nodes.perception import Perception
 from acres_bridge.wire import SensorMeta, SensorMount
 from acres_bridge.wire.perception import CameraImage, CameraIntrinsics, ImageEncoding, LidarLayout, LidarScan
+from nodes.node_rig import NodeRig, node_rig
 
 K = (120.0, 0.0, 32.0, 0.0, 120.0, 24.0, 0.0, 0.0, 1.0)
 D = (-0.1, 0.01, 0.0, 0.0, 0.0)
@@ -78,65 +72,38 @@ def _image(step: int, sensor: int = 2, width: int = WIDTH) -> CameraImage:
 
 @dataclasses.dataclass
 class Rig:
-    node: Perception
-    namespace: str
+    """The perception node of a Maxxum in its rig, with the clouds, images and infos received."""
+
+    nodes: NodeRig
     clouds: list[PointCloud2]
     images: list[Image]
     infos: list[CameraInfo]
-    executor: SingleThreadedExecutor
+
+    @property
+    def node(self) -> Perception:
+        node: Perception = self.nodes.node
+        return node
 
     def session(self, *, lockstep: bool) -> None:
         session = Session(
             connected=True, hello=dataclasses.replace(hello(), lockstep=lockstep), sensor_meta=(META,)
         )
-        BUS.publish(SESSION.key(self.namespace), session)
+        self.nodes.feed(SESSION, session)
 
     def feed(self, sample: LidarScan | CameraImage) -> None:
-        channel = LIDAR if isinstance(sample, LidarScan) else CAMERA
-        BUS.publish(channel.key(self.namespace, 0), sample)
+        self.nodes.feed(LIDAR if isinstance(sample, LidarScan) else CAMERA, sample)
 
     def spin_until(self, condition: Any, what: str) -> None:
-        deadline = time.monotonic() + TIMEOUT
-        while not condition():
-            if time.monotonic() > deadline:
-                pytest.fail(f"timed out waiting for {what}")
-            self.executor.spin_once(timeout_sec=0.05)
+        self.nodes.spin_until(condition, what)
 
 
 @pytest.fixture
 def rig() -> Iterator[Rig]:
-    context = Context()
-    rclpy.init(context=context, args=[])
-    namespace = f"/perception_{uuid.uuid4().hex[:8]}"
-    keys = [SESSION.key(namespace), LIDAR.key(namespace, 0), CAMERA.key(namespace, 0)]
-    for key in keys:  # an ingest in this process: the node takes its samples from the bus
-        BUS.register_producer(key, latched=key == keys[0])
-    node = Perception(
-        context=context,
-        namespace=namespace,
-        parameter_overrides=[Parameter("vehicle", value="maxxum")],
-    )
-    probe = Node("probe", namespace=namespace, context=context)
-    deep = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
-    clouds: list[PointCloud2] = []
-    images: list[Image] = []
-    infos: list[CameraInfo] = []
-    probe.create_subscription(PointCloud2, "lidar/points", clouds.append, deep)
-    probe.create_subscription(Image, "camera/image_raw", images.append, deep)
-    probe.create_subscription(CameraInfo, "camera/camera_info", infos.append, deep)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(probe)
-    result = Rig(node, namespace, clouds, images, infos, executor)
-    result.spin_until(lambda: node.count_subscribers("lidar/points") >= 1, "the probe's subscriptions")
-    try:
-        yield result
-    finally:
-        node.destroy_node()
-        probe.destroy_node()
-        executor.shutdown()
-        for key in keys:
-            BUS.unregister_producer(key)
-        context.try_shutdown()
+    with node_rig(Perception, vehicle="maxxum", feeds=(SESSION, LIDAR, CAMERA)) as nodes:
+        clouds = nodes.received("maxxum", "lidar/points")
+        images = nodes.received("maxxum", "camera/image_raw")
+        infos = nodes.received("maxxum", "camera/camera_info")
+        yield Rig(nodes, clouds, images, infos)
 
 
 def test_clouds_images_and_camera_info_reach_their_topics_with_the_rig_frames(rig):

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 from builtin_interfaces.msg import Time
 
-from acres_bridge.convert.frames import frame_names
+from acres_bridge.convert.frame_names import frame_names
 from acres_bridge.convert.ins import quaternion_multiply
 from acres_bridge.other.description import check_rig, static_transforms, tf_mounts, urdf
 from acres_bridge.wire.messages import SensorMount

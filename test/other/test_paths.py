@@ -9,9 +9,9 @@ from builtin_interfaces.msg import Time
 from nav_msgs.msg import Odometry, Path
 from rclpy.serialization import deserialize_message, serialize_message
 
+from acres_bridge.geo.rotation import quaternion_from_rpy, yaw_from_quaternion
+from acres_bridge.geo.route import acre_loop
 from acres_bridge.other.paths import OdomTrail, origin_transform, route_path
-from acres_sim.rotation import quaternion_from_rpy, yaw_from_quaternion
-from acres_sim.route import acre_loop
 
 UTM = (500438.1, 4479963.9, 181.8)
 

@@ -7,15 +7,14 @@ import math
 import numpy as np
 import pytest
 
+from acres_bridge.geo.route import Route, acre_loop, pure_pursuit_curvature
 from acres_bridge.other.pursuit import (
     MAX_CURVATURE,
     RouteTracker,
     georeference,
-    pure_pursuit_curvature,
     route_origin_utm,
 )
 from acres_bridge.wire.messages import SensorMeta
-from acres_sim.route import Route, acre_loop
 
 LOOKAHEAD_M = 6.0
 

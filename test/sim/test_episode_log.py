@@ -23,6 +23,7 @@ from mcap_ros2._dynamic import serialize_dynamic
 from mcap_ros2.decoder import DecoderFactory
 from rosbags.highlevel import AnyReader
 
+from acres_bridge.geo.rotation import quaternion_from_rpy
 from acres_bridge.tools.bag import BagWriter
 from acres_bridge.tools.msgdef import definition_text
 from acres_bridge.tools.qos import Durability, History, Reliability, parse_offered_qos
@@ -47,7 +48,6 @@ from acres_sim.episode_log import (
 from acres_sim.errors import ParamsError
 from acres_sim.farm import EventKind, Part
 from acres_sim.kinematics import STANDARD_GRAVITY
-from acres_sim.rotation import quaternion_from_rpy
 from acres_sim.tractor import TractorCommand
 from acres_sim.weather import Weather
 from acres_sim.world import AgentSpec, World

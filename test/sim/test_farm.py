@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
+from acres_bridge.geo.route import acre_loop
 from acres_sim.errors import ParamsError
 from acres_sim.farm import (
     EVENT_UNITS,
@@ -28,7 +29,6 @@ from acres_sim.farm import (
     contact_params,
 )
 from acres_sim.kinematics import STANDARD_GRAVITY, VehicleState
-from acres_sim.route import acre_loop
 from acres_sim.scene import CropField, acre_scene
 from acres_sim.vehicles import MAXXUM, POLARIS
 

@@ -8,12 +8,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from acres_bridge.geo.georef import ACRE_GEOREFERENCE
+from acres_bridge.geo.rotation import rpy_from_quaternion, wrap_angle
 from acres_sim.clock import PHYSICS_RATE_HZ, ins_due, step_stamp_ns
 from acres_sim.errors import ParamsError
-from acres_sim.georef import ACRE_GEOREFERENCE
 from acres_sim.ins import ErrorModel, InsModel, InsParams, InsSample
 from acres_sim.kinematics import VehicleState, at_rest, place, step
-from acres_sim.rotation import rpy_from_quaternion, wrap_angle
 from acres_sim.vehicles import POLARIS
 
 G = ACRE_GEOREFERENCE

@@ -8,10 +8,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from acres_bridge.errors import ParameterError
+from acres_bridge.geo.route import Route, acre_loop
 from acres_sim.clock import PHYSICS_DT_S
 from acres_sim.errors import ParamsError
 from acres_sim.kinematics import VehicleState, place, step
-from acres_sim.route import FollowerParams, Route, RouteFollower, acre_loop
+from acres_sim.route import FollowerParams, RouteFollower
 from acres_sim.vehicles import MAXXUM, POLARIS, VehicleParams
 
 
@@ -58,14 +60,14 @@ def test_project_inverts_pose_at(route: Route, s: float) -> None:
     [({"runs": 3}, "runs"), ({"runs": 0}, "runs"), ({"row_spacing_m": 0.0}, "row_spacing_m")],
 )
 def test_acre_loop_rejects_bad_arguments(kwargs: dict[str, Any], match: str) -> None:
-    with pytest.raises(ParamsError, match=match):
+    with pytest.raises(ParameterError, match=match):
         acre_loop(**kwargs)
 
 
 def test_route_rejects_bad_arrays() -> None:
-    with pytest.raises(ParamsError, match="shape"):
+    with pytest.raises(ParameterError, match="shape"):
         Route(xy=np.zeros((2, 2)), yaw=np.zeros(2), curvature=np.zeros(2), s=np.arange(2.0), length=3.0)
-    with pytest.raises(ParamsError, match="increasing"):
+    with pytest.raises(ParameterError, match="increasing"):
         Route(xy=np.eye(3, 2), yaw=np.zeros(3), curvature=np.zeros(3), s=np.zeros(3), length=3.0)
 
 

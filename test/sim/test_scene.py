@@ -8,11 +8,11 @@ import math
 import numpy as np
 import pytest
 
+from acres_bridge.geo.rotation import world_to_body
+from acres_bridge.geo.route import acre_loop
 from acres_sim._raycast import RayFan, Rays, box_hits, mount_in_base, rotation_matrix
 from acres_sim.errors import ParamsError
 from acres_sim.kinematics import VehicleState, place
-from acres_sim.rotation import world_to_body
-from acres_sim.route import acre_loop
 from acres_sim.scene import (
     ROUTE_CLEARANCE_M,
     Box,

@@ -43,7 +43,15 @@ def _record(
 
 def _parity(bag: Path, vehicle: str, *extra: str) -> list[str]:
     done = subprocess.run(
-        [sys.executable, "-m", "acres_bridge.tools.topic_parity", str(bag), "--vehicle", vehicle, *extra],
+        [
+            sys.executable,
+            "-m",
+            "acres_bridge.tools.check_topic_parity",
+            str(bag),
+            "--vehicle",
+            vehicle,
+            *extra,
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -28,9 +28,9 @@ from std_msgs.msg import Empty
 
 from acres_bridge.msg_profiles import load_profiles
 from acres_bridge.tools.bag import BagWriter, McapBagReader, open_bag
-from acres_bridge.tools.msg_defs import main as check_msg_defs
+from acres_bridge.tools.check_msg_defs import main as check_msg_defs
+from acres_bridge.tools.check_topic_parity import main as check_topic_parity
 from acres_bridge.tools.qos import Durability, OfferedQos, Reliability, parse_offered_qos
-from acres_bridge.tools.topic_parity import main as check_topic_parity
 
 from .conftest import REPO, recorder
 
@@ -169,7 +169,7 @@ def test_every_step_after_discovery_is_recorded_in_order(session: Session) -> No
 
 
 def test_the_recording_matches_the_polaris_table(session: Session) -> None:
-    done = run_tool("topic_parity", session.bag, "--vehicle", "polaris")
+    done = run_tool("check_topic_parity", session.bag, "--vehicle", "polaris")
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert re.search(r"^\d+ common topic checks, 0 differences$", lines[-1])
@@ -208,7 +208,7 @@ def test_the_file_opens_with_the_mcap_reader_and_with_rosbags(session: Session) 
 
 
 def test_every_drive_by_wire_message_round_trips_through_our_definitions(session: Session) -> None:
-    done = run_tool("msg_defs", session.bag)
+    done = run_tool("check_msg_defs", session.bag)
     assert done.returncode == 0, done.stdout + done.stderr
     with open_bag(session.bag) as bag:
         expected = sum(

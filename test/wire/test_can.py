@@ -23,7 +23,7 @@ from acres_bridge.wire.can import (
     encode_datagram,
     is_barrier,
 )
-from acres_bridge.wire.messages import MAX_STAMP_NS
+from acres_bridge.wire.json_fields import MAX_STAMP_NS
 
 FUZZ = settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 HEADER = 8

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acres_bridge.wire import DECODERS, FrameKind, FrameReader, ProtocolError, decode, encode, encode_frame
+from acres_bridge.wire.json_fields import MAX_STAMP_NS
 from acres_bridge.wire.maxxum import (
     IMPLEMENT_STATE_KEYS,
     MAX_CURVATURE_1PM,
@@ -26,7 +27,6 @@ from acres_bridge.wire.maxxum import (
     decode_maxxum_command,
     decode_maxxum_observation,
 )
-from acres_bridge.wire.messages import MAX_STAMP_NS
 
 FUZZ = settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acres_bridge.nodes.speed_controller import (
+from acres_bridge.convert.speed_controller import (
     FULL_BRAKE,
     Drive,
     PiState,

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acres_sim.rotation import (
+from acres_bridge.geo.rotation import (
     quaternion_from_rpy,
     rpy_from_quaternion,
     world_to_body,

@@ -16,12 +16,12 @@ from collections import Counter, deque
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
-__all__ = ["FrameQueue"]
+__all__ = ["SensorQueue"]
 
 T = TypeVar("T")
 
 
-class FrameQueue(Generic[T]):
+class SensorQueue(Generic[T]):
     """Frames of several sensors (keys) in arrival order, at most `capacity` waiting per sensor."""
 
     def __init__(self, capacity: int) -> None:

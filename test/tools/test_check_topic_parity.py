@@ -18,8 +18,7 @@ from rosbags.rosbag2 import Writer
 from rosbags.typesys import Stores, get_typestore
 from std_msgs.msg import Bool
 
-from acres_bridge.tools.errors import AllowFileError
-from acres_bridge.tools.topic_parity import (
+from acres_bridge.tools.check_topic_parity import (
     Allowance,
     Check,
     Comparison,
@@ -30,6 +29,7 @@ from acres_bridge.tools.topic_parity import (
     main,
     merge_sides,
 )
+from acres_bridge.tools.errors import AllowFileError
 
 from .bags import BEST_EFFORT, Topic, clock, dbw, imu, polaris, tf, write_bag
 from .test_bag import rosbags_qos
@@ -357,7 +357,7 @@ def test_a_reference_is_required(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_the_module_runs_as_a_command(tmp_path: Path) -> None:
     wrong = wrong_bag(tmp_path)
     done = subprocess.run(
-        [sys.executable, "-m", "acres_bridge.tools.topic_parity", str(wrong), "--vehicle", "polaris"],
+        [sys.executable, "-m", "acres_bridge.tools.check_topic_parity", str(wrong), "--vehicle", "polaris"],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from acres_bridge.convert.frames import frame_names
+from acres_bridge.convert.frame_names import frame_names
 from acres_bridge.convert.ins import odometry
 from acres_bridge.wire import InsSample
 

@@ -17,7 +17,7 @@ import numpy as np
 import pyproj
 from numpy.typing import NDArray
 
-from acres_sim.errors import ParamsError
+from acres_bridge.errors import ParameterError
 
 __all__ = ["ACRE_GEOREFERENCE", "UTM16N_EPSG", "WGS84_3D_EPSG", "Georeference"]
 
@@ -57,9 +57,11 @@ class Georeference:
         for name in ("origin_easting", "origin_northing", "origin_height"):
             value = getattr(self, name)
             if not math.isfinite(value):
-                raise ParamsError(f"Georeference.{name}: expected a finite number of metres, got {value!r}")
+                raise ParameterError(
+                    f"Georeference.{name}: expected a finite number of metres, got {value!r}"
+                )
         if not (32601 <= self.utm_epsg <= 32660 or 32701 <= self.utm_epsg <= 32760):
-            raise ParamsError(
+            raise ParameterError(
                 f"Georeference.utm_epsg: expected a WGS 84 UTM zone (326xx/327xx), got {self.utm_epsg}"
             )
 

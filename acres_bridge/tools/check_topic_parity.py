@@ -37,11 +37,11 @@ from rosbags.typesys.store import Typestore
 
 from acres_bridge.errors import AcresBridgeError
 from acres_bridge.msg_profiles import Direction, TopicSpec, load_profiles
+from acres_bridge.names import resolve_name
 from acres_bridge.tools.bag import BagReader, BagTopic, open_bag
 from acres_bridge.tools.cdr import header_frame
 from acres_bridge.tools.errors import AllowFileError, CdrError, DefinitionError
 from acres_bridge.tools.msgdef import definition_text, parse_definition, parse_type_name
-from acres_bridge.topics_cli import resolve_name
 
 __all__ = [
     "TF_TYPE",

@@ -1,4 +1,4 @@
-"""FrameQueue: room per sensor, drop-and-count in free run, wait in lockstep, join for acknowledgement."""
+"""SensorQueue: room per sensor, drop-and-count in free run, wait in lockstep, join for acknowledgement."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import time
 
 import pytest
 
-from acres_bridge.nodes.frame_queue import FrameQueue
+from acres_bridge.nodes.sensor_queue import SensorQueue
 
 
 def test_a_full_sensor_drops_and_counts_the_new_frame_only():
-    queue: FrameQueue[int] = FrameQueue(4)
+    queue: SensorQueue[int] = SensorQueue(4)
     results = [queue.put("lidar", n) for n in range(7)]
     assert results == [True] * 4 + [False] * 3
     assert queue.dropped["lidar"] == 3
@@ -21,7 +21,7 @@ def test_a_full_sensor_drops_and_counts_the_new_frame_only():
 
 
 def test_room_comes_back_when_a_frame_is_taken():
-    queue: FrameQueue[int] = FrameQueue(1)
+    queue: SensorQueue[int] = SensorQueue(1)
     assert queue.put("lidar", 1)
     assert not queue.put("lidar", 2)
     assert queue.get(0.1) == ("lidar", 1)
@@ -30,7 +30,7 @@ def test_room_comes_back_when_a_frame_is_taken():
 
 
 def test_put_with_a_wait_blocks_until_room_instead_of_dropping():
-    queue: FrameQueue[int] = FrameQueue(1)
+    queue: SensorQueue[int] = SensorQueue(1)
     queue.put("lidar", 1)
     taker = threading.Timer(0.1, lambda: queue.get(1.0))
     taker.start()
@@ -42,14 +42,14 @@ def test_put_with_a_wait_blocks_until_room_instead_of_dropping():
 
 
 def test_put_with_a_wait_drops_after_the_wait():
-    queue: FrameQueue[int] = FrameQueue(1)
+    queue: SensorQueue[int] = SensorQueue(1)
     queue.put("lidar", 1)
     assert not queue.put("lidar", 2, wait_s=0.05)
     assert queue.dropped["lidar"] == 1
 
 
 def test_join_waits_until_every_frame_is_handled():
-    queue: FrameQueue[int] = FrameQueue(4)
+    queue: SensorQueue[int] = SensorQueue(4)
     queue.put("lidar", 1)
     queue.put("camera", 2)
     assert not queue.join(0.01)
@@ -62,7 +62,7 @@ def test_join_waits_until_every_frame_is_handled():
 
 
 def test_get_times_out_and_close_wakes_everyone():
-    queue: FrameQueue[int] = FrameQueue(1)
+    queue: SensorQueue[int] = SensorQueue(1)
     assert queue.get(0.01) is None
     queue.put("lidar", 1)
     blocked = []
@@ -79,4 +79,4 @@ def test_get_times_out_and_close_wakes_everyone():
 
 def test_capacity_must_be_positive():
     with pytest.raises(ValueError, match="capacity must be at least 1, found 0"):
-        FrameQueue(0)
+        SensorQueue(0)

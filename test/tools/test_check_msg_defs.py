@@ -15,7 +15,7 @@ from rosbags.rosbag2 import Writer
 from std_msgs.msg import Bool
 
 from acres_bridge.tools.bag import BagWriter
-from acres_bridge.tools.msg_defs import SHOWN_MISMATCHES, definition_difference, main
+from acres_bridge.tools.check_msg_defs import SHOWN_MISMATCHES, definition_difference, main
 from acres_bridge.tools.msgdef import definition_text, parse_definition, type_hash
 
 from .bags import RELIABLE, Topic, dbw, imu, stamped, write_bag

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acres_sim.errors import ParamsError
-from acres_sim.georef import ACRE_GEOREFERENCE, Georeference
+from acres_bridge.errors import ParameterError
+from acres_bridge.geo.georef import ACRE_GEOREFERENCE, Georeference
 
 G = ACRE_GEOREFERENCE
 metres = st.floats(min_value=-2000.0, max_value=2000.0)
@@ -95,5 +95,5 @@ def test_grid_convergence_matches_the_direction_of_true_north() -> None:
 def test_rejects_bad_origins(kwargs: dict[str, Any], match: str) -> None:
     args: dict[str, Any] = {"origin_easting": 500400.0, "origin_northing": 4479900.0, "origin_height": 181.5}
     args.update(kwargs)
-    with pytest.raises(ParamsError, match=match):
+    with pytest.raises(ParameterError, match=match):
         Georeference(**args)

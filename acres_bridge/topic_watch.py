@@ -94,6 +94,14 @@ class ClockHistory:
         """The source timestamp of the newest clock kept (None before any)."""
         return self._sources[-1] if self._sources else None
 
+    def uncertainty_ns(self, source_ns: int) -> int:
+        """How far off sim_at(source_ns) may be: the simulated time between the clocks this reader
+        has on either side of source_ns (a physics step where it has them all; 0 before any)."""
+        index = bisect.bisect_right(self._sources, source_ns) - 1
+        if index < 0 or index + 1 >= len(self._sources):
+            return 0
+        return self._sims[index + 1] - self._sims[index]
+
     def sim_at(self, source_ns: int) -> int | None:
         """The simulated time of the last clock published at or before source_ns; None before any.
 
@@ -191,6 +199,8 @@ class TopicWatch:
     placed: int = 0  # the messages with a simulated time (those before the first /clock have none)
     first_sim_ns: int | None = None
     newest_sim_ns: int | None = None
+    first_uncertainty_ns: int = 0  # how far off the first and the newest placement may be
+    newest_uncertainty_ns: int = 0
     error: str | None = None  # why the topic cannot be watched (its type does not import)
     first_wall_ns: int | None = None
     first_seq: int | None = None  # DDS publication sequence numbers, while one publisher sends
@@ -214,9 +224,12 @@ class TopicWatch:
         """Made by the simulator's renderer, which skips perception steps it cannot keep up with."""
         return self.spec.type_name in RENDERED_TYPES
 
-    def record(self, wall_ns: int, sim_ns: int | None, seq: int | None = None) -> None:
+    def record(
+        self, wall_ns: int, sim_ns: int | None, seq: int | None = None, *, uncertainty_ns: int = 0
+    ) -> None:
         """A message arrived at wall_ns, of simulated time sim_ns (None: not known, before /clock),
-        with the publication sequence number seq (None: not known)."""
+        with the publication sequence number seq (None: not known); uncertainty_ns says how far off
+        sim_ns may be (a message without a stamp, placed among the clocks this reader has)."""
         self.count += 1
         self._count_seq(seq)
         if self.first_wall_ns is None:
@@ -228,8 +241,10 @@ class TopicWatch:
         self.placed += 1
         if self.first_sim_ns is None or sim_ns < self.first_sim_ns:
             self.first_sim_ns = sim_ns
+            self.first_uncertainty_ns = uncertainty_ns
         if self.newest_sim_ns is None or sim_ns > self.newest_sim_ns:
             self.newest_sim_ns = sim_ns
+            self.newest_uncertainty_ns = uncertainty_ns
         self.recent_sims.append(sim_ns)
         self.recent_seqs.append(None if self.several_publishers else seq)
         horizon = sim_ns - int(_HORIZON_S * NS_PER_S)
@@ -296,7 +311,14 @@ class TopicWatch:
             return Verdict(Status.WAIT)
         expected, received, unreceived = self._due(end), self._received_by(end), self.unreceived
         burst = max(1, self.spec.burst)
-        tolerance = burst if self.stamped else max(2, math.ceil(UNSTAMPED_TOLERANCE * expected))
+        if self.stamped:
+            tolerance = burst
+        else:  # the span is known only as well as the clocks around its first and newest message
+            assert self.spec.rate_hz is not None
+            unsure_s = (self.first_uncertainty_ns + self.newest_uncertainty_ns) / NS_PER_S
+            tolerance = max(2, math.ceil(UNSTAMPED_TOLERANCE * expected)) + math.ceil(
+                self.spec.rate_hz * unsure_s
+            )
         if received + unreceived < expected - tolerance:
             who = self._who_skipped(skips, expected - received - unreceived, end)
             return Verdict(Status.LOW, expected, received, who, unreceived)

@@ -181,3 +181,16 @@ def test_a_topic_of_another_node_blames_that_node() -> None:
     watch = TopicWatch(PROFILES.topic("other_nodes", "/Demo/status"))
     last = feed(watch, 50.0, 4.0, skip={5, 6, 7})
     assert watch.verdict(last + round(0.5 * LATE_S * NS)).reason == "not published by dbw_demo_driver"
+
+
+def test_an_unstamped_topic_is_judged_only_as_finely_as_its_placement_is_known() -> None:
+    # 100 samples of a 50 Hz topic, all placed within 1 simulated s (the clocks around them were
+    # lost, so each could be up to 1 s off): not HIGH, because the span is not known better.
+    watch = TopicWatch(PROFILES.topic("polaris", "/vehicle/dbw_enabled"), stamped=False)
+    for k in range(100):
+        watch.record(k, k * NS // 100, k + 1, uncertainty_ns=NS)
+    assert watch.verdict(NS).status is Status.OK
+    exact = TopicWatch(PROFILES.topic("polaris", "/vehicle/dbw_enabled"), stamped=False)
+    for k in range(100):
+        exact.record(k, k * NS // 100, k + 1)
+    assert exact.verdict(NS).status is Status.HIGH  # known placements: twice the rate is HIGH

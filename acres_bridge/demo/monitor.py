@@ -129,7 +129,8 @@ class Monitor(Node):
             if newest is None and self.first_clock_ns is not None:
                 break
             watch, wall_ns, source_ns, seq = self._unplaced.popleft()
-            watch.record(wall_ns, self.clocks.sim_at(source_ns), seq)
+            sim_ns, unsure_ns = self.clocks.sim_at(source_ns), self.clocks.uncertainty_ns(source_ns)
+            watch.record(wall_ns, sim_ns, seq, uncertainty_ns=unsure_ns)
 
     def _callback(self, watch: TopicWatch) -> Callable[[Any, dict[str, Any]], None]:
         def on_message(message: Any, info: dict[str, Any]) -> None:

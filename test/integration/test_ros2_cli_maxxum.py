@@ -53,7 +53,16 @@ def maxxum(module_processes: Processes, module_ros: Ros) -> Iterator[Ros]:
 
 @pytest.mark.parametrize(("name", "value"), LAUNCH_ARGUMENTS.items())
 def test_the_speed_controller_takes_its_launch_arguments(maxxum: Ros, name: str, value: str) -> None:
-    assert ok("param", "get", "/maxxum", name).strip() == f"Double value is: {value}"
+    # Each ros2 command discovers the graph anew: "Node not found" until it has the node (bounded).
+    answers: list[str] = []
+
+    def got() -> bool:
+        result = ros2("param", "get", "/maxxum", name)
+        answers.append(result.stdout.strip())
+        return result.returncode == 0 or "Node not found" not in result.stdout
+
+    maxxum.wait_until(got, f"ros2 param get /maxxum {name} to find the node")
+    assert answers[-1] == f"Double value is: {value}"
 
 
 COMMANDS = [

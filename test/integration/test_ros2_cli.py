@@ -72,6 +72,20 @@ def wait_until_listed(ros: Ros, nodes: set[str]) -> None:
     )
 
 
+def param_get(ros: Ros, node: str, name: str) -> str:
+    """`ros2 param get NODE NAME`, asked again (bounded) while the command's own node has not yet
+    discovered NODE: each ros2 command discovers the graph anew ("Node not found")."""
+    answers: list[str] = []
+
+    def got() -> bool:
+        result = ros2("param", "get", node, name)
+        answers.append(result.stdout.strip())
+        return result.returncode == 0 or "Node not found" not in result.stdout
+
+    ros.wait_until(got, f"ros2 param get {node} {name} to find the node")
+    return answers[-1]
+
+
 @pytest.fixture(scope="module")
 def launched(module_processes: Processes) -> Iterator[ChildProcess]:
     """The simulator and `ros2 launch` of the bridge; the launch, the module's last test ends it."""
@@ -224,7 +238,7 @@ def test_component_list_load_unload_and_types(cli_ros: Ros) -> None:
 
 def test_param_list_and_get(cli_ros: Ros) -> None:
     assert "  control_port" in ok("param", "list", "/ingest").splitlines()
-    assert ok("param", "get", "/ins", "utm_frame").strip() == "String value is: utm"
+    assert param_get(cli_ros, "/ins", "utm_frame") == "String value is: utm"
 
 
 def test_node_list_pkg_executables_and_interfaces(cli_ros: Ros) -> None:

@@ -17,7 +17,7 @@ from acres_bridge.msg_profiles import Direction, load_profiles
 from acres_bridge.processes import ChildProcess, free_udp_port
 
 from .conftest import TIMEOUT_S, Processes, Ros, free_port, wait_for_line
-from .test_ros2_cli import ROS2, ok, ros2, wait_until_listed
+from .test_ros2_cli import ROS2, ok, param_get, ros2, wait_until_listed
 
 pytestmark = pytest.mark.integration
 
@@ -53,16 +53,7 @@ def maxxum(module_processes: Processes, module_ros: Ros) -> Iterator[Ros]:
 
 @pytest.mark.parametrize(("name", "value"), LAUNCH_ARGUMENTS.items())
 def test_the_speed_controller_takes_its_launch_arguments(maxxum: Ros, name: str, value: str) -> None:
-    # Each ros2 command discovers the graph anew: "Node not found" until it has the node (bounded).
-    answers: list[str] = []
-
-    def got() -> bool:
-        result = ros2("param", "get", "/maxxum", name)
-        answers.append(result.stdout.strip())
-        return result.returncode == 0 or "Node not found" not in result.stdout
-
-    maxxum.wait_until(got, f"ros2 param get /maxxum {name} to find the node")
-    assert answers[-1] == f"Double value is: {value}"
+    assert param_get(maxxum, "/maxxum", name) == f"Double value is: {value}"
 
 
 COMMANDS = [

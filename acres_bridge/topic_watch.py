@@ -94,14 +94,6 @@ class ClockHistory:
         """The source timestamp of the newest clock kept (None before any)."""
         return self._sources[-1] if self._sources else None
 
-    def uncertainty_ns(self, source_ns: int) -> int:
-        """How far off sim_at(source_ns) may be: the simulated time between the clocks this reader
-        has on either side of source_ns (a physics step where it has them all; 0 before any)."""
-        index = bisect.bisect_right(self._sources, source_ns) - 1
-        if index < 0 or index + 1 >= len(self._sources):
-            return 0
-        return self._sims[index + 1] - self._sims[index]
-
     def sim_at(self, source_ns: int) -> int | None:
         """The simulated time of the last clock published at or before source_ns; None before any.
 
@@ -109,19 +101,23 @@ class ClockHistory:
         step later), the time is interpolated between the two by their source timestamps, so a
         message is not placed a long way before it was published (which would make its topic look
         as if messages were missing)."""
+        return self.placement(source_ns)[0]
+
+    def placement(self, source_ns: int) -> tuple[int | None, int]:
+        """sim_at(source_ns), and how far off it may be: the simulated time between the clocks this
+        reader has on either side (a physics step where it has them all; 0 before any or after the
+        newest)."""
         index = bisect.bisect_right(self._sources, source_ns) - 1
         if index < 0:
-            return None
+            return None, 0
         sim = self._sims[index]
-        if index + 1 < len(self._sources) and self._sims[index + 1] - sim > _ONE_STEP_NS:
-            source, later_source, later_sim = (
-                self._sources[index],
-                self._sources[index + 1],
-                self._sims[index + 1],
-            )
-            if later_source > source:
-                sim += (source_ns - source) * (later_sim - sim) // (later_source - source)
-        return sim
+        if index + 1 >= len(self._sources):
+            return sim, 0
+        source, later_source = self._sources[index], self._sources[index + 1]
+        gap = self._sims[index + 1] - sim
+        if gap > _ONE_STEP_NS and later_source > source:
+            sim += (source_ns - source) * gap // (later_source - source)
+        return sim, gap
 
 
 @dataclass(frozen=True)

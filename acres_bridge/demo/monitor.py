@@ -126,10 +126,8 @@ class Monitor(Node):
         """Record the messages without a stamp that a clock published after them now brackets."""
         newest = self.clocks.newest_source_ns
         while self._unplaced and (newest is None or self._unplaced[0][2] <= newest):
-            if newest is None and self.first_clock_ns is not None:
-                break
             watch, wall_ns, source_ns, seq = self._unplaced.popleft()
-            sim_ns, unsure_ns = self.clocks.sim_at(source_ns), self.clocks.uncertainty_ns(source_ns)
+            sim_ns, unsure_ns = self.clocks.placement(source_ns)
             watch.record(wall_ns, sim_ns, seq, uncertainty_ns=unsure_ns)
 
     def _callback(self, watch: TopicWatch) -> Callable[[Any, dict[str, Any]], None]:

@@ -60,7 +60,6 @@ class GuidanceController:
         self.cmd_timeout_ns = cmd_timeout_ns
         self._on_timeout = on_timeout
         self._on_no_speed = on_no_speed
-        self.physics_hz = _DEFAULT_PHYSICS_HZ
         self.clear()
 
     def clear(self) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
+
+from geometry_msgs.msg import PoseStamped
 
 from acres_bridge.wire import (
     PROTOCOL_VERSION,
@@ -18,7 +21,7 @@ from acres_bridge.wire import (
     Vehicle,
 )
 
-__all__ = ["agent", "dbw_report", "episode", "hello", "ins_sample", "sensor_meta"]
+__all__ = ["agent", "dbw_report", "episode", "hello", "ins_sample", "reset_pose", "sensor_meta"]
 
 ORIGIN_UTM = (500400.0, 4479900.0, 181.5)  # the acre tile's world origin in UTM 16N
 
@@ -140,3 +143,12 @@ def sensor_meta(agent_index: int = 0, vehicle: Vehicle = Vehicle.POLARIS) -> Sen
     return SensorMeta(
         agent=agent_index, vehicle=vehicle, utm_epsg=32616, world_origin_utm=ORIGIN_UTM, sensors=()
     )
+
+
+def reset_pose(x: float, y: float, yaw: float = math.pi / 2, frame: str = "utm") -> PoseStamped:
+    """A /sim/reset pose: a position in utm and a heading (counter-clockwise from grid east)."""
+    message = PoseStamped()
+    message.header.frame_id = frame
+    message.pose.position.x, message.pose.position.y = x, y
+    message.pose.orientation.z, message.pose.orientation.w = math.sin(yaw / 2), math.cos(yaw / 2)
+    return message

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from geometry_msgs.msg import PoseStamped
+import samples
 
 from acres_bridge.convert.reset import reset_in_world
 from acres_bridge.errors import CommandRefusedError
@@ -13,22 +13,14 @@ from acres_bridge.errors import CommandRefusedError
 ORIGIN = (500400.0, 4479900.0, 181.5)
 
 
-def pose(x: float, y: float, yaw: float) -> PoseStamped:
-    message = PoseStamped()
-    message.header.frame_id = "utm"
-    message.pose.position.x, message.pose.position.y = x, y
-    message.pose.orientation.z, message.pose.orientation.w = math.sin(yaw / 2), math.cos(yaw / 2)
-    return message
-
-
 def test_the_position_is_taken_from_the_tile_centre_and_the_yaw_carries_over() -> None:
-    reset = reset_in_world(pose(500438.1, 4479970.0, math.pi / 2), ORIGIN, agent=2)
+    reset = reset_in_world(samples.reset_pose(500438.1, 4479970.0, math.pi / 2), ORIGIN, agent=2)
     assert (reset.agent, reset.x_m, reset.y_m) == (2, pytest.approx(38.1), pytest.approx(70.0))
     assert reset.yaw_rad == pytest.approx(math.pi / 2)
 
 
 def test_an_unnormalised_quaternion_gives_the_same_yaw() -> None:
-    message = pose(ORIGIN[0], ORIGIN[1], 0.7)
+    message = samples.reset_pose(ORIGIN[0], ORIGIN[1], 0.7)
     q = message.pose.orientation
     q.z, q.w = 3.0 * q.z, 3.0 * q.w
     assert reset_in_world(message, ORIGIN, agent=0).yaw_rad == pytest.approx(0.7)
@@ -44,7 +36,7 @@ def test_an_unnormalised_quaternion_gives_the_same_yaw() -> None:
     ],
 )
 def test_a_pose_that_is_no_pose_is_refused(field: str, value: float, match: str) -> None:
-    message = pose(ORIGIN[0], ORIGIN[1], 0.0)
+    message = samples.reset_pose(ORIGIN[0], ORIGIN[1], 0.0)
     if field == "x":
         message.pose.position.x = value
     elif field == "y":

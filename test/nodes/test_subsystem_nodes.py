@@ -9,7 +9,6 @@ import math
 import pytest
 import samples
 from ds_dbw_msgs.msg import SteeringCmd
-from geometry_msgs.msg import PoseStamped
 from rclpy.parameter import Parameter
 
 from acres_bridge.ingest.channels import (
@@ -113,23 +112,15 @@ def _session() -> Session:
     )
 
 
-def _pose(x: float, y: float, frame: str = "utm") -> PoseStamped:
-    message = PoseStamped()
-    message.header.frame_id = frame
-    message.pose.position.x, message.pose.position.y = x, y
-    message.pose.orientation.z, message.pose.orientation.w = math.sin(math.pi / 4), math.cos(math.pi / 4)
-    return message
-
-
 def test_reset_waits_for_a_position_then_sends_the_pose_in_the_world_frame() -> None:
     with node_rig(PoseReset, feeds=(SESSION, INS), sends=(AGENT_RESET,)) as rig:
         reset = rig.publisher("polaris", "/sim/reset")
         rig.feed(SESSION, _session())
-        reset.publish(_pose(500438.1, 4479970.0))
+        reset.publish(samples.reset_pose(500438.1, 4479970.0))
         rig.spin_until(lambda: rig.node.refused["pose"] == 1, "the refusal before any position")
         assert rig.sent == []
         rig.feed(INS, samples.ins_sample(30))
-        reset.publish(_pose(500438.1, 4479970.0))
+        reset.publish(samples.reset_pose(500438.1, 4479970.0))
         rig.spin_until(lambda: rig.sent, "the reset to the ingest")
         (sent,) = rig.sent
         assert isinstance(sent, AgentReset)
@@ -141,7 +132,7 @@ def test_reset_refuses_a_pose_in_another_frame_and_counts_it() -> None:
         reset = rig.publisher("polaris", "/sim/reset")
         rig.feed(SESSION, _session())
         rig.feed(INS, samples.ins_sample(30))
-        reset.publish(_pose(500438.1, 4479970.0, frame="map"))
+        reset.publish(samples.reset_pose(500438.1, 4479970.0, frame="map"))
         rig.spin_until(lambda: rig.node.refused["pose"] == 1, "the refusal")
         assert rig.sent == []
 

@@ -49,429 +49,36 @@ no agent near a field returns at once.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields
-from enum import IntEnum
-from typing import Final, TypeVar
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 
-from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim.errors import ParamsError
+from acres_sim.farm.columns import (
+    NO_EVENTS,
+    NO_STAMPS,
+    EventKind,
+    Events,
+    FarmAgent,
+    FarmStep,
+    Part,
+    Stamps,
+    concat_columns,
+    single_stamp,
+)
+from acres_sim.farm.contact import ContactGeometry, contact_geometry, rectangle_points
+from acres_sim.farm.grid import FarmGrid, FieldGrid, Heights
+from acres_sim.farm.params import ContactParams, FarmParams, ImplementFootprint, contact_params
 from acres_sim.kinematics import STANDARD_GRAVITY, VehicleState
-from acres_sim.scene import CropField, vehicle_box
+from acres_sim.scene import CropField
 from acres_sim.vehicles import VehicleParams
 
-__all__ = [
-    "EVENT_UNITS",
-    "IMPLEMENT_FOOTPRINTS",
-    "MAXXUM_CONTACT",
-    "POLARIS_CONTACT",
-    "ContactParams",
-    "EventKind",
-    "Events",
-    "Farm",
-    "FarmAgent",
-    "FarmParams",
-    "FarmStep",
-    "Heights",
-    "ImplementAction",
-    "ImplementFootprint",
-    "Part",
-    "Stamps",
-    "contact_params",
-]
+__all__ = ["Farm", "Heights"]
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
-
-Heights = Callable[[F64, F64], NDArray[np.floating]]
-"""The ground heights (m) at world positions (x, y), vectorised (e.g. HeightField.heights)."""
-
-
-class Part(IntEnum):
-    """What touches the farm: the PART_* values of the FarmStamp message."""
-
-    FRONT_LEFT_TYRE = 0
-    FRONT_RIGHT_TYRE = 1
-    REAR_LEFT_TYRE = 2
-    REAR_RIGHT_TYRE = 3
-    BODY = 4
-    IMPLEMENT = 5
-
-
-class EventKind(IntEnum):
-    """What changed: the KIND_* values of the FarmEvent message."""
-
-    CROP_FLATTENED = 0
-    CROP_CUT = 1
-    SOIL_COMPACTED = 2
-    SOIL_TILLED = 3
-    RUT_FORMED = 4
-    SOIL_WETTED = 5
-
-
-EVENT_UNITS: Final = {
-    EventKind.CROP_FLATTENED: "m",
-    EventKind.CROP_CUT: "m",
-    EventKind.SOIL_COMPACTED: "kg/m^3",
-    EventKind.SOIL_TILLED: "kg/m^3",
-    EventKind.RUT_FORMED: "m",
-    EventKind.SOIL_WETTED: "%",
-}
-"""The unit of value_before and value_after of each kind of event."""
-
-_TYRES: Final = 4
-
-
-def _check(obj: object, *, positive: Sequence[str] = (), fraction: Sequence[str] = ()) -> None:
-    """Refuse a field of ``obj`` that is not finite and > 0 (``positive``) or not in (0, 1) (``fraction``)."""
-    owner = type(obj).__name__
-    for name in positive:
-        value = getattr(obj, name)
-        if not (math.isfinite(value) and value > 0.0):
-            raise ParamsError(f"{owner}.{name}: expected a finite value > 0, got {value!r}")
-    for name in fraction:
-        value = getattr(obj, name)
-        if not (math.isfinite(value) and 0.0 < value < 1.0):
-            raise ParamsError(f"{owner}.{name}: expected a value between 0 and 1, got {value!r}")
-
-
-@dataclass(frozen=True, kw_only=True)
-class FarmParams:
-    """The grid and the soil and crop constants; the module docstring gives the models."""
-
-    cell_m: float = 0.1
-    loose_density_kg_per_m3: float = 1250.0
-    max_density_kg_per_m3: float = 1650.0
-    compaction_pressure_pa: float = 200_000.0
-    reference_water_pct: float = 25.0
-    water_sensitivity_per_pct: float = 0.03
-    layer_depth_m: float = 0.3
-    flattened_crop_height_m: float = 0.1
-    stubble_height_m: float = 0.08
-    compaction_threshold_kg_per_m3: float = 1.0
-    rut_threshold_m: float = 0.02
-    wetting_threshold_pct: float = 1.0
-
-    def __post_init__(self) -> None:
-        """Positive sizes, pressures and thresholds; the densities in order."""
-        _check(
-            self,
-            positive=(
-                "cell_m",
-                "loose_density_kg_per_m3",
-                "compaction_pressure_pa",
-                "reference_water_pct",
-                "layer_depth_m",
-                "flattened_crop_height_m",
-                "stubble_height_m",
-                "compaction_threshold_kg_per_m3",
-                "rut_threshold_m",
-                "wetting_threshold_pct",
-            ),
-        )
-        if not (math.isfinite(self.water_sensitivity_per_pct) and self.water_sensitivity_per_pct >= 0.0):
-            raise ParamsError(
-                "FarmParams.water_sensitivity_per_pct: expected a finite value >= 0, "
-                f"got {self.water_sensitivity_per_pct!r}"
-            )
-        if not self.loose_density_kg_per_m3 < self.max_density_kg_per_m3:
-            raise ParamsError(
-                "FarmParams.max_density_kg_per_m3: expected more than loose_density_kg_per_m3 "
-                f"({self.loose_density_kg_per_m3}), got {self.max_density_kg_per_m3!r}"
-            )
-
-
-@dataclass(frozen=True, kw_only=True)
-class ContactParams:
-    """How a vehicle meets the ground: tyre widths (m), the mean ground pressure of a tyre at the
-    static load (Pa), the static front axle share of the weight, the centre of gravity's height and
-    the body's ground clearance (m)."""
-
-    front_tyre_width_m: float
-    rear_tyre_width_m: float
-    tyre_pressure_pa: float
-    front_load_share: float
-    cg_height_m: float
-    ground_clearance_m: float
-
-    def __post_init__(self) -> None:
-        """Positive sizes and pressure; a front share between 0 and 1."""
-        _check(
-            self,
-            positive=(
-                "front_tyre_width_m",
-                "rear_tyre_width_m",
-                "tyre_pressure_pa",
-                "cg_height_m",
-                "ground_clearance_m",
-            ),
-            fraction=("front_load_share",),
-        )
-
-
-# Polaris Ranger XP 1000: 27x9-12 front and 27x11-12 rear tyres (0.23 and 0.28 m wide) at about
-# 83 kPa (12 psi) plus the carcass's stiffness, 100 kPa on the ground; 40 % of the weight on the
-# front axle; centre of gravity 0.6 m high; 0.33 m (13 in) of ground clearance.
-POLARIS_CONTACT: Final = ContactParams(
-    front_tyre_width_m=0.23,
-    rear_tyre_width_m=0.28,
-    tyre_pressure_pa=100_000.0,
-    front_load_share=0.4,
-    cg_height_m=0.6,
-    ground_clearance_m=0.33,
-)
-# Maxxum: 420/85R28 front and 520/85R38 rear tyres at 160 kPa plus the carcass, 180 kPa on the
-# ground; 40 % on the front axle; centre of gravity 1.1 m high; 0.5 m of ground clearance.
-MAXXUM_CONTACT: Final = ContactParams(
-    front_tyre_width_m=0.42,
-    rear_tyre_width_m=0.52,
-    tyre_pressure_pa=180_000.0,
-    front_load_share=0.4,
-    cg_height_m=1.1,
-    ground_clearance_m=0.5,
-)
-_CONTACTS: Final = {Vehicle.POLARIS: POLARIS_CONTACT, Vehicle.MAXXUM: MAXXUM_CONTACT}
-
-
-def contact_params(vehicle: VehicleParams) -> ContactParams:
-    """The contact constants of a vehicle, by its ``vehicle`` name (polaris or maxxum)."""
-    try:
-        return _CONTACTS[vehicle.vehicle]
-    except KeyError:
-        raise ParamsError(
-            f"contact_params: expected a vehicle of {sorted(str(v) for v in _CONTACTS)}, "
-            f"got '{vehicle.vehicle}'"
-        ) from None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ImplementFootprint:
-    """Where an implement works the ground: a rectangle ``width_m`` across and ``length_m`` along the
-    vehicle, centred ``offset_m`` ahead of base_footprint (negative: behind the rear axle)."""
-
-    width_m: float
-    length_m: float
-    offset_m: float
-
-    def __post_init__(self) -> None:
-        """Positive sizes, a finite offset."""
-        _check(self, positive=("width_m", "length_m"))
-        if not math.isfinite(self.offset_m):
-            raise ParamsError(f"ImplementFootprint.offset_m: expected a finite number, got {self.offset_m!r}")
-
-
-# The implements of acres_sim.implement: the chisel plow's 9 shanks 0.30 m apart (2.7 m) 1.8 m behind
-# the rear axle; the disk mower's 3.0 m cutter bar 1.4 m behind it (assumed).
-IMPLEMENT_FOOTPRINTS: Final = {
-    "chisel_plow": ImplementFootprint(width_m=2.7, length_m=0.3, offset_m=-1.8),
-    "disk_mower": ImplementFootprint(width_m=3.0, length_m=0.6, offset_m=-1.4),
-}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ImplementAction:
-    """What an implement does to the ground in one step: it works ``depth_m`` deep under its footprint,
-    tilling the soil (``tills``) or cutting the crop (``cuts``)."""
-
-    footprint: ImplementFootprint
-    depth_m: float = 0.0
-    tills: bool = False
-    cuts: bool = False
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FarmAgent:
-    """One agent in one step: its state after the step, its longitudinal and lateral acceleration
-    (m/s^2, body axes), its mass with what it carries (kg), the mass of a mounted implement (on the
-    rear axle) and what its implement does (None: nothing)."""
-
-    state: VehicleState
-    accel_mps2: float
-    lateral_accel_mps2: float
-    mass_kg: float
-    implement_mass_kg: float = 0.0
-    implement: ImplementAction | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class Stamps:
-    """The contacts of one step, one per array element: the FarmStamp fields. ``agent`` is the agent
-    index, ``part`` a ``Part`` value; positions in world m; the slip ratio is not the farm's (the
-    energy model knows it)."""
-
-    agent: I64
-    part: NDArray[np.uint8]
-    x: F64
-    y: F64
-    z: F64
-    area_m2: F64
-    force_n: F64
-    pressure_pa: F64
-    sinkage_m: F64
-    crop_height_m: F64
-
-    def __len__(self) -> int:
-        return int(self.agent.size)
-
-
-@dataclass(frozen=True, eq=False)
-class Events:
-    """The changes of one step, one per array element: the FarmEvent fields. ``agent`` is the agent
-    index, -1 for the weather; ``kind`` an ``EventKind`` value (its unit in ``EVENT_UNITS``)."""
-
-    kind: NDArray[np.uint8]
-    agent: I64
-    x: F64
-    y: F64
-    z: F64
-    area_m2: F64
-    before: F64
-    after: F64
-
-    def __len__(self) -> int:
-        return int(self.kind.size)
-
-
-@dataclass(frozen=True, eq=False)
-class FarmStep:
-    """What one step did to the farm: the contacts, the changes and each agent's soil deformation
-    work in J (by agent index)."""
-
-    stamps: Stamps
-    events: Events
-    soil_work_j: tuple[float, ...]
-
-    @classmethod
-    def nothing(cls, agents: int) -> FarmStep:
-        """The step of ``agents`` agents that touch no farmland."""
-        return cls(stamps=_NO_STAMPS, events=_NO_EVENTS, soil_work_j=(0.0,) * agents)
-
-
-def _empty_f64() -> F64:
-    return np.zeros(0, dtype=np.float64)
-
-
-def _no_stamps() -> Stamps:
-    return Stamps(
-        agent=np.zeros(0, dtype=np.int64),
-        part=np.zeros(0, dtype=np.uint8),
-        x=_empty_f64(),
-        y=_empty_f64(),
-        z=_empty_f64(),
-        area_m2=_empty_f64(),
-        force_n=_empty_f64(),
-        pressure_pa=_empty_f64(),
-        sinkage_m=_empty_f64(),
-        crop_height_m=_empty_f64(),
-    )
-
-
-def _no_events() -> Events:
-    return Events(
-        kind=np.zeros(0, dtype=np.uint8),
-        agent=np.zeros(0, dtype=np.int64),
-        x=_empty_f64(),
-        y=_empty_f64(),
-        z=_empty_f64(),
-        area_m2=_empty_f64(),
-        before=_empty_f64(),
-        after=_empty_f64(),
-    )
-
-
-def _rectangle(length: float, width: float, spacing: float, centre_x: float, centre_y: float) -> F64:
-    """Sample points (K, 2) covering a rectangle (length along x, width along y) at most ``spacing``
-    apart, edges included."""
-    nx = max(2, math.ceil(length / spacing) + 1)
-    ny = max(2, math.ceil(width / spacing) + 1)
-    xs = np.linspace(centre_x - 0.5 * length, centre_x + 0.5 * length, nx)
-    ys = np.linspace(centre_y - 0.5 * width, centre_y + 0.5 * width, ny)
-    gx, gy = np.meshgrid(xs, ys, indexing="ij")
-    return np.stack((gx.ravel(), gy.ravel()), axis=1)
-
-
-@dataclass(frozen=True, eq=False)
-class _Geometry:
-    """One agent's fixed contact geometry."""
-
-    vehicle: VehicleParams
-    contact: ContactParams
-    reach_m: float  # radius around base_footprint that holds every contact point
-    tyre_centres: tuple[tuple[float, float], ...]  # (x, y) in base_footprint, by Part
-    tyre_areas: tuple[float, ...]  # m^2, by Part
-    tyre_area_array: F64
-    points: F64  # (K + B, 2) in base_footprint: the tyre patches' K, then the body's B
-    tyres: int  # K
-    tyre_part: I64  # (K,)
-    body_centre: tuple[float, float]
-
-
-@dataclass(frozen=True, eq=False)
-class _Grid:
-    """One field's cells: centres at (x0 + (i + 0.5) cell, y0 + (j + 0.5) cell), i < nx, j < ny,
-    at global indices offset + j nx + i."""
-
-    x0: float
-    y0: float
-    nx: int
-    ny: int
-    offset: int
-    bounds: tuple[float, float, float, float]  # x_min, y_min, x_max, y_max
-
-
-def _geometry(vehicle: VehicleParams, contact: ContactParams, spacing: float) -> _Geometry:
-    """The tyre patches at the static load and the body footprint of a vehicle."""
-    weight = vehicle.mass_kg * STANDARD_GRAVITY
-    half = 0.5 * vehicle.track_m
-    axle_load = (contact.front_load_share * weight, (1.0 - contact.front_load_share) * weight)
-    widths = (contact.front_tyre_width_m, contact.rear_tyre_width_m)
-    centres: list[tuple[float, float]] = []
-    areas: list[float] = []
-    points: list[F64] = []
-    parts: list[I64] = []
-    for part in Part:
-        if part >= _TYRES:
-            break
-        axle = 0 if part < 2 else 1
-        x = vehicle.wheelbase_m if axle == 0 else 0.0
-        y = half if part in (Part.FRONT_LEFT_TYRE, Part.REAR_LEFT_TYRE) else -half
-        area = 0.5 * axle_load[axle] / contact.tyre_pressure_pa
-        length = area / widths[axle]
-        centres.append((x, y))
-        areas.append(area)
-        patch = _rectangle(length, widths[axle], 0.5 * spacing, x, y)
-        points.append(patch)
-        parts.append(np.full(len(patch), int(part), dtype=np.int64))
-    lengths = [areas[0] / widths[0], areas[2] / widths[1]]
-    gaps = (vehicle.track_m - max(widths), vehicle.wheelbase_m - 0.5 * (lengths[0] + lengths[1]))
-    if min(gaps) <= math.sqrt(2.0) * spacing:
-        raise ParamsError(
-            f"ContactParams of {vehicle.vehicle}: the tyre patches come {min(gaps):.3f} m close; expected "
-            f"more than a cell's diagonal ({math.sqrt(2.0) * spacing:.3f} m) between them"
-        )
-    box = vehicle_box(vehicle, VehicleState())
-    body = _rectangle(box.lx, box.ly, spacing, box.x, box.y)
-    reach = float(np.max(np.hypot(body[:, 0], body[:, 1])))
-    for footprint in IMPLEMENT_FOOTPRINTS.values():
-        corner = math.hypot(abs(footprint.offset_m) + 0.5 * footprint.length_m, 0.5 * footprint.width_m)
-        reach = max(reach, corner)
-    reach += max(widths) + spacing
-    tyre_points = np.concatenate(points)
-    return _Geometry(
-        vehicle=vehicle,
-        contact=contact,
-        reach_m=reach,
-        tyre_centres=tuple(centres),
-        tyre_areas=tuple(areas),
-        tyre_area_array=np.array(areas),
-        points=np.concatenate((tyre_points, body)),
-        tyres=len(tyre_points),
-        tyre_part=np.concatenate(parts),
-        body_centre=(box.x, box.y),
-    )
 
 
 @dataclass(eq=False)
@@ -526,46 +133,18 @@ class Farm:
             raise ParamsError("Farm fields: expected CropField values")
         self._heights = heights if heights is not None else _default_heights
         cell = self._p.cell_m
-        self._geometry = tuple(_geometry(v, c, cell) for v, c in zip(vehicles, contacts, strict=True))
+        self._geometry = tuple(contact_geometry(v, c, cell) for v, c in zip(vehicles, contacts, strict=True))
         self._implement_points: dict[ImplementFootprint, F64] = {}
-        grids: list[_Grid] = []
-        offset = 0
-        for f in self._fields:
-            (x_min, y_min), (x_max, y_max) = f.bounds()
-            nx = max(1, math.ceil((x_max - x_min) / cell))
-            ny = max(1, math.ceil((y_max - y_min) / cell))
-            grids.append(_Grid(x_min, y_min, nx, ny, offset, (x_min, y_min, x_max, y_max)))
-            offset += nx * ny
-        self._grids = tuple(grids)
-        self._size = offset
-        self._grid_x0 = np.array([g.x0 for g in grids], dtype=np.float64)
-        self._grid_y0 = np.array([g.y0 for g in grids], dtype=np.float64)
-        self._grid_nx = np.array([g.nx for g in grids], dtype=np.int64)
-        self._grid_offset = np.array([g.offset for g in grids], dtype=np.int64)
-        self._farmland = np.zeros(offset, dtype=np.bool_)
-        self._rows = np.zeros(offset, dtype=np.bool_)
-        self._ground_z = np.zeros(offset, dtype=np.float32)  # the ground height of each cell's centre
-        for f, g in zip(self._fields, self._grids, strict=True):
-            x, y = self._centres(g)
-            sl = slice(g.offset, g.offset + g.nx * g.ny)
-            self._farmland[sl] = f.contains(x, y)
-            self._rows[sl] = self._farmland[sl] & _in_row(f, x, y)
-            self._ground_z[sl] = self._heights(x, y)
-        self._crop = np.zeros(offset, dtype=np.float64)
-        self._density = np.zeros(offset, dtype=np.float64)
-        self._rut = np.zeros(offset, dtype=np.float64)
-        self._tilled = np.zeros(offset, dtype=np.bool_)
+        self._grid = FarmGrid(self._fields, cell, self._heights)
+        cells = self._grid.size
+        self._crop = np.zeros(cells, dtype=np.float64)
+        self._density = np.zeros(cells, dtype=np.float64)
+        self._rut = np.zeros(cells, dtype=np.float64)
+        self._tilled = np.zeros(cells, dtype=np.bool_)
         self._wet_level: float | None = None
         self.reset()
 
     # ---- the grid ---------------------------------------------------------------------------
-
-    def _centres(self, g: _Grid) -> tuple[F64, F64]:
-        cell = self._p.cell_m
-        xs = g.x0 + (np.arange(g.nx, dtype=np.float64) + 0.5) * cell
-        ys = g.y0 + (np.arange(g.ny, dtype=np.float64) + 0.5) * cell
-        gx, gy = np.meshgrid(xs, ys)
-        return gx.ravel(), gy.ravel()
 
     @property
     def params(self) -> FarmParams:
@@ -580,23 +159,19 @@ class Farm:
     @property
     def cells(self) -> int:
         """The number of grid cells over all fields."""
-        return self._size
+        return self._grid.size
 
     def reset(self) -> None:
         """The farm of the start: standing crop, loose soil without ruts (a new episode)."""
-        for f, g in zip(self._fields, self._grids, strict=True):
-            sl = slice(g.offset, g.offset + g.nx * g.ny)
-            self._crop[sl] = np.where(self._rows[sl], f.height_m, 0.0)
+        for f, g in zip(self._fields, self._grid.grids, strict=True):
+            self._crop[g.cells] = np.where(self._grid.rows[g.cells], f.height_m, 0.0)
         self._density[:] = self._p.loose_density_kg_per_m3
         self._rut[:] = 0.0
         self._tilled[:] = False
 
     def cell_index(self, x: F64 | float, y: F64 | float) -> I64:
         """The global cell index of world points (x, y): -1 where no farmland lies."""
-        xa, ya = np.broadcast_arrays(
-            np.atleast_1d(np.asarray(x, dtype=np.float64)), np.atleast_1d(np.asarray(y, dtype=np.float64))
-        )
-        return self._cells(self._grids, xa, ya)
+        return self._grid.cell_index(x, y)
 
     def _lookup(self, values: F64, x: F64 | float, y: F64 | float) -> F64:
         index = self.cell_index(x, y)
@@ -613,16 +188,6 @@ class Farm:
     def rut_at(self, x: F64 | float, y: F64 | float) -> F64:
         """The rut depth (m) of the cells at world points; NaN where no farmland lies."""
         return self._lookup(self._rut, x, y)
-
-    def _cell_centres(self, index: I64) -> tuple[F64, F64, F64]:
-        """World (x, y, z) of the centres of global cells."""
-        grid = np.searchsorted(self._grid_offset, index, side="right") - 1
-        local = index - self._grid_offset[grid]
-        nx = self._grid_nx[grid]
-        cell = self._p.cell_m
-        x = self._grid_x0[grid] + (local % nx + 0.5) * cell
-        y = self._grid_y0[grid] + (local // nx + 0.5) * cell
-        return x, y, self._ground_z[index].astype(np.float64)
 
     # ---- the soil model ---------------------------------------------------------------------
 
@@ -660,28 +225,9 @@ class Farm:
 
     # ---- stepping ---------------------------------------------------------------------------
 
-    def _near(self, geometry: _Geometry, state: VehicleState) -> tuple[_Grid, ...]:
-        """The fields whose bounds come within reach of an agent (plain floats: it runs every step)."""
-        r = geometry.reach_m
-        return tuple(
-            g
-            for g in self._grids
-            if g.bounds[0] - r <= state.x <= g.bounds[2] + r and g.bounds[1] - r <= state.y <= g.bounds[3] + r
-        )
-
-    def _cells(self, grids: Sequence[_Grid], x: F64, y: F64) -> I64:
-        """The global cell of each point on farmland of these grids, -1 elsewhere (the fields are
-        expected not to overlap: where they do, the later field's cell counts)."""
-        out = np.full(x.shape, -1, dtype=np.int64)
-        cell = self._p.cell_m
-        for g in grids:
-            ix = np.floor((x - g.x0) / cell).astype(np.int64)
-            iy = np.floor((y - g.y0) / cell).astype(np.int64)
-            inside = (ix >= 0) & (ix < g.nx) & (iy >= 0) & (iy < g.ny)
-            index = np.where(inside, g.offset + iy * g.nx + ix, 0)
-            inside &= self._farmland[index]
-            out = np.where(inside, index, out)
-        return out
+    def _near(self, geometry: ContactGeometry, state: VehicleState) -> tuple[FieldGrid, ...]:
+        """The fields within reach of an agent."""
+        return self._grid.near(geometry.reach_m, state.x, state.y)
 
     def reaches(self, states: Sequence[VehicleState]) -> bool:
         """Whether an agent in one of ``states`` (by agent index) comes near a field: only then can a
@@ -703,8 +249,8 @@ class Farm:
         for i, a, grids in near:
             soil[i] = self._agent_step(i, a, grids, out, soil_water_pct=soil_water_pct)
         return FarmStep(
-            stamps=_concat(out.stamps) if out.stamps else _NO_STAMPS,
-            events=self._positioned(out.events) if out.events else _NO_EVENTS,
+            stamps=concat_columns(out.stamps) if out.stamps else NO_STAMPS,
+            events=self._positioned(out.events) if out.events else NO_EVENTS,
             soil_work_j=tuple(soil),
         )
 
@@ -722,13 +268,13 @@ class Farm:
         return state.x + c * ox - s * oy, state.y + s * ox + c * oy
 
     def _agent_step(
-        self, index: int, agent: FarmAgent, grids: Sequence[_Grid], out: _Output, *, soil_water_pct: float
+        self, index: int, agent: FarmAgent, grids: Sequence[FieldGrid], out: _Output, *, soil_water_pct: float
     ) -> float:
         """The tyres, then the body, then the implement of one agent near the fields; the soil's
         deformation work (J)."""
         geometry = self._geometry[index]
         x, y = self._to_world(agent.state, geometry.points)
-        cells = self._cells(grids, x, y)
+        cells = self._grid.cells(grids, x, y)
         tyres, body = cells[: geometry.tyres], cells[geometry.tyres :]
         on = tyres >= 0
         work = 0.0
@@ -763,11 +309,11 @@ class Farm:
         """Compact, rut and flatten under the tyres; return the soil's deformation work (J)."""
         p = self._p
         geometry = self._geometry[index]
-        size = self._size
+        size = self._grid.size
         keys = _unique(parts * size + cells)  # each (tyre, cell) once, by tyre, then cell
         part = keys // size
         cell = keys % size
-        # The patches of one vehicle never share a cell (``_geometry`` checks it): one pass per cell.
+        # The patches of one vehicle never share a cell (``contact_geometry`` checks it): one pass per cell.
         crop_before = self._crop[cell]
         areas = geometry.tyre_area_array
         pressure = (np.array(loads) / areas)[part]
@@ -844,7 +390,7 @@ class Farm:
         """The events of the changed cells, with the cells' centres."""
         sizes = [r.cells.size for r in raw]
         cells = np.concatenate([r.cells for r in raw])
-        x, y, z = self._cell_centres(cells)
+        x, y, z = self._grid.centres(cells)
         return Events(
             kind=np.repeat(np.array([int(r.kind) for r in raw], dtype=np.uint8), sizes),
             agent=np.repeat(np.array([r.agent for r in raw], dtype=np.int64), sizes),
@@ -879,7 +425,7 @@ class Farm:
         ox, oy = geometry.body_centre
         px, py = self._patch_xy(state, ox, oy)
         out.stamps.append(
-            _single_stamp(
+            single_stamp(
                 index,
                 Part.BODY,
                 (px, py, self._patch_z(state, ox, oy)),
@@ -889,7 +435,7 @@ class Farm:
             )
         )
 
-    def _implement(self, index: int, agent: FarmAgent, grids: Sequence[_Grid], out: _Output) -> None:
+    def _implement(self, index: int, agent: FarmAgent, grids: Sequence[FieldGrid], out: _Output) -> None:
         """Till or cut under an implement's footprint."""
         action = agent.implement
         if action is None or not (action.tills or action.cuts):
@@ -898,12 +444,12 @@ class Farm:
         footprint = action.footprint
         points = self._implement_points.get(footprint)
         if points is None:
-            points = _rectangle(
+            points = rectangle_points(
                 footprint.length_m, footprint.width_m, 0.5 * p.cell_m, footprint.offset_m, 0.0
             )
             self._implement_points[footprint] = points
         x, y = self._to_world(agent.state, points)
-        cells = self._cells(grids, x, y)
+        cells = self._grid.cells(grids, x, y)
         cells = _unique(cells[cells >= 0])
         if cells.size == 0:
             return
@@ -937,7 +483,7 @@ class Farm:
         state = agent.state
         px, py = self._patch_xy(state, footprint.offset_m, 0.0)
         out.stamps.append(
-            _single_stamp(
+            single_stamp(
                 index,
                 Part.IMPLEMENT,
                 (px, py, self._patch_z(state, footprint.offset_m, 0.0)),
@@ -956,17 +502,16 @@ class Farm:
         level = self._wet_level
         if level is None or soil_water_pct < level:
             self._wet_level = soil_water_pct
-            return _NO_EVENTS
+            return NO_EVENTS
         if soil_water_pct - level < self._p.wetting_threshold_pct:
-            return _NO_EVENTS
+            return NO_EVENTS
         self._wet_level = soil_water_pct
         count = len(self._fields)
         cx, cy, area = [], [], []
-        for g in self._grids:
-            sl = slice(g.offset, g.offset + g.nx * g.ny)
+        for g in self._grid.grids:
             cx.append(0.5 * (g.bounds[0] + g.bounds[2]))
             cy.append(0.5 * (g.bounds[1] + g.bounds[3]))
-            area.append(float(np.count_nonzero(self._farmland[sl])) * self._p.cell_m**2)
+            area.append(self._grid.farmland_area_m2(g))
         x, y = np.array(cx), np.array(cy)
         return Events(
             kind=np.full(count, int(EventKind.SOIL_WETTED), dtype=np.uint8),
@@ -992,46 +537,3 @@ def _unique(values: I64) -> I64:
     """The sorted distinct values: np.unique without its fixed cost, for the few dozen of a step."""
     ordered = np.sort(values)
     return ordered[_run_starts(ordered)]
-
-
-def _in_row(f: CropField, x: F64, y: F64) -> NDArray[np.bool_]:
-    """Whether world points lie on one of the field's rows (across: within half a row width of a
-    row's centre line; the field's rectangle is checked by the caller)."""
-    c, s = math.cos(f.yaw), math.sin(f.yaw)
-    u = -s * (x - f.x) + c * (y - f.y)  # across the rows, to the left of row 0
-    k = np.clip(np.rint(u / f.row_spacing_m), 0, f.rows - 1)
-    return np.abs(u - k * f.row_spacing_m) <= 0.5 * f.row_width_m
-
-
-def _single_stamp(
-    index: int, part: Part, position: tuple[float, float, float], *, area: float, sinkage: float, crop: float
-) -> Stamps:
-    """A contact that carries no load (the body pushing crop, an implement in the ground)."""
-    x, y, z = position
-    return Stamps(
-        agent=np.array([index], dtype=np.int64),
-        part=np.array([int(part)], dtype=np.uint8),
-        x=np.array([x]),
-        y=np.array([y]),
-        z=np.array([z]),
-        area_m2=np.array([area]),
-        force_n=np.zeros(1),
-        pressure_pa=np.zeros(1),
-        sinkage_m=np.array([sinkage]),
-        crop_height_m=np.array([crop]),
-    )
-
-
-_Columns = TypeVar("_Columns", Stamps, Events)
-
-
-def _concat(parts: Sequence[_Columns]) -> _Columns:
-    """One table of columns (Stamps or Events) from several, column by column."""
-    if len(parts) == 1:
-        return parts[0]
-    columns = {f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(parts[0])}
-    return type(parts[0])(**columns)
-
-
-_NO_STAMPS: Final = _no_stamps()
-_NO_EVENTS: Final = _no_events()

@@ -25,15 +25,13 @@ from rosbags.highlevel import AnyReader
 
 from acres_bridge.geo.rotation import quaternion_from_rpy
 from acres_bridge.tools.bag import BagWriter
+from acres_bridge.tools.cdr_records import cdr_string, pack_stamped_sequence
 from acres_bridge.tools.msgdef import definition_text
 from acres_bridge.tools.qos import Durability, History, Reliability, parse_offered_qos
 from acres_bridge.wire.vocabulary import SimState, Source, Vehicle
 from acres_sim.clock import NS_PER_S, PHYSICS_DT_S, step_stamp_ns
 from acres_sim.energy import POLARIS_ENERGY
 from acres_sim.episode_log import (
-    _AGENT_STATE,
-    _FARM_EVENT,
-    _FARM_STAMP,
     CHANNELS,
     EpisodeLog,
     EpisodeLogError,
@@ -41,10 +39,8 @@ from acres_sim.episode_log import (
     TaskState,
     TaskStatus,
     VehicleShift,
-    _pack_step_message,
-    _text,
-    _typestore,
 )
+from acres_sim.episode_messages import AGENT_STATE_RECORD, FARM_EVENT_RECORD, FARM_STAMP_RECORD, typestore
 from acres_sim.errors import ParamsError
 from acres_sim.farm import EventKind, Part
 from acres_sim.kinematics import STANDARD_GRAVITY
@@ -494,7 +490,7 @@ _BYTE = st.integers(min_value=0, max_value=255)
 
 def _check_cdr(type_name: str, packed: bytes, message: Any) -> None:
     """``packed`` is what rosbags serialises ``message`` to, and what mcap_ros2 decodes and encodes back."""
-    store, (text,) = _typestore((type_name,))
+    store, (text,) = typestore((type_name,))
     assert packed == bytes(store.serialize_cdr(message, type_name, little_endian=True))
     schema = Schema(id=1, name=type_name, encoding=SchemaEncoding.ROS2, data=text.encode())
     decode = DecoderFactory().decoder_for(MessageEncoding.CDR, schema)
@@ -532,11 +528,11 @@ def test_agent_states_pack_as_rosbags_and_mcap_ros2_serialise(
     stamp: int, step: int, agents: list[tuple[str, list[float], int, bool, bool]]
 ) -> None:
     type_name = "acres_interfaces/msg/AgentStates"
-    t = _typestore((type_name,))[0].types
+    t = typestore((type_name,))[0].types
     items = []
     states = []
     for name, d, gear, dbw, safety in agents:
-        raw = _text(name)
+        raw = cdr_string(name)
         items.append(((len(raw),), (len(raw), raw, *d[:19], gear, d[19], d[20], dbw, safety, *d[21:])))
         vector = t["geometry_msgs/msg/Vector3"]
         states.append(
@@ -559,7 +555,7 @@ def test_agent_states_pack_as_rosbags_and_mcap_ros2_serialise(
             )
         )
     message = t[type_name](header=_header(t, stamp), step=step, agents=states)
-    _check_cdr(type_name, _pack_step_message(stamp, step, _AGENT_STATE, items), message)
+    _check_cdr(type_name, pack_stamped_sequence(stamp, step, AGENT_STATE_RECORD, items), message)
 
 
 @settings(max_examples=60, deadline=None)
@@ -572,8 +568,8 @@ def test_farm_stamps_pack_as_rosbags_and_mcap_ros2_serialise(
     stamp: int, step: int, stamps: list[tuple[str, int, list[float]]]
 ) -> None:
     type_name = "acres_interfaces/msg/FarmStamps"
-    t = _typestore((type_name,))[0].types
-    items = [((len(_text(a)),), (len(_text(a)), _text(a), part, *d)) for a, part, d in stamps]
+    t = typestore((type_name,))[0].types
+    items = [((len(cdr_string(a)),), (len(cdr_string(a)), cdr_string(a), part, *d)) for a, part, d in stamps]
     message = t[type_name](
         header=_header(t, stamp),
         step=step,
@@ -581,7 +577,7 @@ def test_farm_stamps_pack_as_rosbags_and_mcap_ros2_serialise(
             t["acres_interfaces/msg/FarmStamp"](a, part, _point(t, *d[:3]), *d[3:]) for a, part, d in stamps
         ],
     )
-    _check_cdr(type_name, _pack_step_message(stamp, step, _FARM_STAMP, items), message)
+    _check_cdr(type_name, pack_stamped_sequence(stamp, step, FARM_STAMP_RECORD, items), message)
 
 
 @settings(max_examples=60, deadline=None)
@@ -594,10 +590,10 @@ def test_farm_events_pack_as_rosbags_and_mcap_ros2_serialise(
     stamp: int, step: int, events: list[tuple[int, str, list[float], str]]
 ) -> None:
     type_name = "acres_interfaces/msg/FarmEvents"
-    t = _typestore((type_name,))[0].types
+    t = typestore((type_name,))[0].types
     items = []
     for kind, agent, d, unit in events:
-        a, u = _text(agent), _text(unit)
+        a, u = cdr_string(agent), cdr_string(unit)
         items.append(((len(a), len(u)), (kind, len(a), a, *d, len(u), u)))
     message = t[type_name](
         header=_header(t, stamp),
@@ -607,7 +603,7 @@ def test_farm_events_pack_as_rosbags_and_mcap_ros2_serialise(
             for kind, agent, d, unit in events
         ],
     )
-    _check_cdr(type_name, _pack_step_message(stamp, step, _FARM_EVENT, items), message)
+    _check_cdr(type_name, pack_stamped_sequence(stamp, step, FARM_EVENT_RECORD, items), message)
 
 
 def test_a_rosbags_reader_reads_every_channel(tmp_path: Path) -> None:

@@ -71,22 +71,12 @@ Who drives
     feet would. With neither, ``actuate`` runs with passive outputs: a parked Polaris stays in P.
 """
 
-from __future__ import annotations
-
 import math
-from dataclasses import dataclass
-from typing import Final
 
-from acres_bridge.errors import CommandRefusedError
 from acres_bridge.wire.dbw import (
     COMMAND_FLAG_CLEAR,
     COMMAND_FLAG_COAST_DECEL,
-    COMMAND_FLAG_ENABLE,
-    COMMAND_FLAG_ENABLE_SHIFT,
-    COMMAND_FLAG_ENABLE_SHIFT_PARK,
-    COMMAND_FLAG_IGNORE,
     COMMAND_GEARS,
-    COMMAND_RANGES,
     BrakeCmdType,
     DbwCommand,
     DbwReport,
@@ -96,130 +86,16 @@ from acres_bridge.wire.dbw import (
     ThrottleCmdType,
     UlcCmdType,
 )
-from acres_bridge.wire.dbw import check_command as wire_check_command
-from acres_sim.clock import PHYSICS_DT_S, PHYSICS_RATE_HZ, is_due, step_stamp_ns
-from acres_sim.errors import DbwCommandError, ParamsError
+from acres_sim.clock import PHYSICS_DT_S, step_stamp_ns
+from acres_sim.dbw.actuators import CommandChannel, DriverOverride, clamp, lag_factor, ramp
+from acres_sim.dbw.gear import GearShifter
+from acres_sim.dbw.params import OVERRIDE_SUBSYSTEMS, DbwParams, check_command
+from acres_sim.dbw.ulc import UlcController
+from acres_sim.errors import ParamsError
 from acres_sim.powertrain import Gear, Powertrain, PowertrainParams
 from acres_sim.vehicles import POLARIS, PolarisParams
 
-__all__ = [
-    "COMMAND_RANGES",
-    "OVERRIDE_SUBSYSTEMS",
-    "REPORT_RATE_HZ",
-    "DbwParams",
-    "DbwSystem",
-    "Gear",
-    "check_command",
-    "report_due",
-]
-
-REPORT_RATE_HZ: Final = 50
-
-
-OVERRIDE_SUBSYSTEMS: Final = (DbwTarget.STEERING, DbwTarget.THROTTLE, DbwTarget.BRAKE, DbwTarget.GEAR)
-
-
-def report_due(step: int) -> bool:
-    """True when physics step ``step`` yields a report line (50 Hz of simulation time)."""
-    return is_due(step, REPORT_RATE_HZ)
-
-
-def check_command(command: DbwCommand) -> None:
-    """Raise DbwCommandError, naming the field, unless the Polaris can take ``command``
-    (acres_bridge.wire.dbw.check_command: the protocol's one check)."""
-    try:
-        wire_check_command(command)
-    except CommandRefusedError as error:
-        raise DbwCommandError(f"DBW {error}") from None
-
-
-@dataclass(frozen=True, kw_only=True)
-class DbwParams:
-    """The constants of the drive-by-wire model; the module docstring says what each does.
-
-    Times in s, speeds in m/s, accelerations in m/s^2, pressures in bar; gains of the ULC in 1/s and
-    1/s^2. The timeout is the real vehicle's; the lags, the shift time and the ULC's tuning are
-    assumed.
-    """
-
-    timeout_s: float = 0.1
-    steering_tau_s: float = 0.1
-    throttle_tau_s: float = 0.2
-    brake_tau_s: float = 0.1
-    brake_max_bar: float = 120.0
-    shift_time_s: float = 0.4
-    shift_max_speed_mps: float = 0.1
-    yaw_rate_min_speed_mps: float = 0.5
-    ulc_accel_default_mps2: float = 1.0
-    ulc_decel_default_mps2: float = 2.0
-    ulc_speed_gain_per_s: float = 1.0
-    ulc_integral_gain_per_s2: float = 0.2
-    ulc_hold_bar: float = 30.0
-    ulc_stop_speed_mps: float = 0.1
-
-    def __post_init__(self) -> None:
-        """Every value must be finite and > 0."""
-        for name in self.__dataclass_fields__:
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0.0):
-                raise ParamsError(f"DbwParams.{name}: expected a finite value > 0, got {value!r}")
-
-    @property
-    def timeout_steps(self) -> int:
-        """The physics steps a command stays in force: 12 for 0.1 s."""
-        return max(1, round(self.timeout_s * PHYSICS_RATE_HZ))
-
-    @property
-    def shift_steps(self) -> int:
-        """The physics steps a gear shift takes."""
-        return max(1, round(self.shift_time_s * PHYSICS_RATE_HZ))
-
-
-@dataclass
-class _Channel:
-    """The last command of one subsystem (steering, throttle, brake, ULC) and its timeout."""
-
-    cmd_type: int = 0
-    cmd: float = 0.0
-    limit_1: float = 0.0
-    limit_2: float = 0.0
-    flags: int = 0
-    last_step: int = -1  # the step its last command applied at; -1: none yet
-    timed_out: bool = False
-
-    @property
-    def enable(self) -> bool:
-        return bool(self.flags & COMMAND_FLAG_ENABLE)
-
-    @property
-    def ignore(self) -> bool:
-        return bool(self.flags & COMMAND_FLAG_IGNORE)
-
-
-@dataclass
-class _Override:
-    """A driver's input on one subsystem: active, and the driver's value (None: no value)."""
-
-    active: bool = False
-    value: float | None = None
-
-
-def _clamp(value: float, low: float, high: float) -> float:
-    return low if value < low else high if value > high else value
-
-
-def _lag_factor(tau_s: float) -> float:
-    """The fraction of the gap a first-order lag of ``tau_s`` closes in one physics step (exact)."""
-    return 1.0 - math.exp(-PHYSICS_DT_S / tau_s)
-
-
-def _ramp(value: float, target: float, rate_up: float, rate_down: float) -> float:
-    """``value`` moved towards ``target`` by at most rate * dt; a rate of 0 or +inf is no limit."""
-    rate = rate_up if target > value else rate_down
-    if rate <= 0.0 or math.isinf(rate):
-        return target
-    step = rate * PHYSICS_DT_S
-    return value + _clamp(target - value, -step, step)
+__all__ = ["DbwSystem"]
 
 
 class DbwSystem:
@@ -242,9 +118,9 @@ class DbwSystem:
         self._p = params if params is not None else DbwParams()
         self._powertrain = Powertrain(powertrain)
         p = self._p
-        self._alpha_steer = _lag_factor(p.steering_tau_s)
-        self._alpha_throttle = _lag_factor(p.throttle_tau_s)
-        self._alpha_brake = _lag_factor(p.brake_tau_s)
+        self._alpha_steer = lag_factor(p.steering_tau_s)
+        self._alpha_throttle = lag_factor(p.throttle_tau_s)
+        self._alpha_brake = lag_factor(p.brake_tau_s)
         self._max_swa = vehicle.steering_wheel_max_deg
         self._max_rate = vehicle.steering_wheel_rate_max_degps
         self.reset()
@@ -254,11 +130,11 @@ class DbwSystem:
         self._queue: list[DbwCommand] = []
         self._enabled = False
         self._latched = False
-        self._steering = _Channel()
-        self._throttle = _Channel()
-        self._brake = _Channel()
-        self._ulc = _Channel()
-        self._overrides = {target: _Override() for target in OVERRIDE_SUBSYSTEMS}
+        self._steering = CommandChannel()
+        self._throttle = CommandChannel()
+        self._brake = CommandChannel()
+        self._ulc = CommandChannel()
+        self._overrides = {target: DriverOverride() for target in OVERRIDE_SUBSYSTEMS}
         self._swa = 0.0
         self._swa_ramp = 0.0
         self._throttle_demand = 0.0
@@ -269,15 +145,9 @@ class DbwSystem:
         self._brake_input = 0.0
         self._brake_out = 0.0
         self._brake_type = 0
-        self._gear = Gear.PARK
-        self._gear_cmd = Gear.NONE
+        self._gears = GearShifter(self._p)
         self._gear_driver = Gear.NONE
-        self._shift_to: Gear | None = None
-        self._shift_left = 0
-        self._gear_refusal: str | None = None
-        self._vel_ref = 0.0
-        self._accel_ref = 0.0
-        self._integral = 0.0
+        self._ulc_controller = UlcController(self._vehicle, self._p, self._powertrain)
 
     # ---- inputs --------------------------------------------------------------------------------
 
@@ -332,7 +202,7 @@ class DbwSystem:
     @property
     def gear(self) -> Gear:
         """The engaged gear."""
-        return self._gear
+        return self._gears.gear
 
     @property
     def steering_wheel_angle_deg(self) -> float:
@@ -342,7 +212,7 @@ class DbwSystem:
     @property
     def gear_refusal(self) -> str | None:
         """Why the last gear request was refused, or None when it was accepted (or none came)."""
-        return self._gear_refusal
+        return self._gears.refusal
 
     def _ignored(self, target: DbwTarget) -> bool:
         channel = {
@@ -356,7 +226,7 @@ class DbwSystem:
         """True while a driver override that is not ignored is active."""
         return any(o.active and not self._ignored(t) for t, o in self._overrides.items())
 
-    def _controls(self, channel: _Channel) -> bool:
+    def _controls(self, channel: CommandChannel) -> bool:
         """True while ``channel`` is under by-wire control."""
         return self._enabled and channel.enable and channel.last_step >= 0 and not channel.timed_out
 
@@ -388,9 +258,10 @@ class DbwSystem:
         lever = self._overrides[DbwTarget.GEAR]
         self._gear_driver = Gear.NONE
         if lever.active:
-            self._gear_driver = self._gear if lever.value is None else Gear(int(lever.value))
-            if self._gear_driver not in (self._gear, self._shift_to):
-                self._request_gear(self._gear_driver, speed_mps, by_wire=False)
+            gears = self._gears
+            self._gear_driver = gears.gear if lever.value is None else Gear(int(lever.value))
+            if self._gear_driver not in (gears.gear, gears.shift_to):
+                gears.request(self._gear_driver, speed_mps, by_wire=False, enabled=self._enabled)
         return self._enabled
 
     def _apply(self, command: DbwCommand, step: int, speed_mps: float) -> None:
@@ -404,7 +275,7 @@ class DbwSystem:
             self._enabled = False
             return
         if target is DbwTarget.GEAR:
-            self._request_gear(Gear(command.cmd_type), speed_mps, by_wire=True)
+            self._gears.request(Gear(command.cmd_type), speed_mps, by_wire=True, enabled=self._enabled)
             return
         channel = {
             DbwTarget.STEERING: self._steering,
@@ -422,34 +293,6 @@ class DbwSystem:
         if command.flags & COMMAND_FLAG_CLEAR and not any(o.active for o in self._overrides.values()):
             self._latched = False
 
-    def _request_gear(self, gear: Gear, speed_mps: float, *, by_wire: bool) -> None:
-        """Start a shift to ``gear`` unless refused (not enabled for a by-wire request, or moving)."""
-        if by_wire and not self._enabled:
-            self._gear_refusal = "the drive-by-wire is not enabled"
-            return
-        if abs(speed_mps) > self._p.shift_max_speed_mps:
-            self._gear_refusal = f"moving at {speed_mps:.2f} m/s"
-            return
-        self._gear_refusal = None
-        if by_wire:
-            self._gear_cmd = gear
-        if gear is self._shift_to or (gear is self._gear and self._shift_to is None):
-            return  # already there, or on the way
-        self._shift_to = gear
-        self._shift_left = self._p.shift_steps
-
-    def _advance_shift(self) -> None:
-        if self._shift_to is None:
-            return
-        self._shift_left -= 1
-        if self._shift_left <= 0:
-            self._gear = self._shift_to
-            self._shift_to = None
-
-    def _engaged(self) -> Gear:
-        """The gear the powertrain drives with: neutral while a shift is under way."""
-        return Gear.NEUTRAL if self._shift_to is not None else self._gear
-
     def _steering_target(self, speed_mps: float) -> float | None:
         """The steering-wheel angle (deg) the steering command asks for now, or None for no command."""
         channel = self._steering
@@ -463,13 +306,13 @@ class DbwSystem:
             curvature = cmd
             if kind == SteeringCmdType.YAW_RATE:
                 v_min = self._p.yaw_rate_min_speed_mps
-                backwards = speed_mps < 0.0 or (speed_mps == 0.0 and self._gear is Gear.REVERSE)
+                backwards = speed_mps < 0.0 or (speed_mps == 0.0 and self._gears.gear is Gear.REVERSE)
                 speed = max(abs(speed_mps), v_min)
                 curvature = cmd / (-speed if backwards else speed)
             angle = vehicle.steering_wheel_deg(math.atan(vehicle.wheelbase_m * curvature))
         else:
             return None
-        return _clamp(angle, -self._max_swa, self._max_swa)
+        return clamp(angle, -self._max_swa, self._max_swa)
 
     def _steer(self, speed_mps: float) -> None:
         """One step of the steering actuator: rate limit, then the first-order lag."""
@@ -478,7 +321,7 @@ class DbwSystem:
         rate = self._max_rate
         if override.active and not self._ignored(DbwTarget.STEERING):
             if override.value is not None:
-                target = _clamp(override.value, -self._max_swa, self._max_swa)
+                target = clamp(override.value, -self._max_swa, self._max_swa)
         elif self._controls(self._steering):
             target = self._steering_target(speed_mps)
             cmd_rate = self._steering.limit_1
@@ -488,70 +331,16 @@ class DbwSystem:
             self._swa_ramp = self._swa
             return
         step = rate * PHYSICS_DT_S
-        self._swa_ramp += _clamp(target - self._swa_ramp, -step, step)
-        change = _clamp((self._swa_ramp - self._swa) * self._alpha_steer, -step, step)
-        self._swa = _clamp(self._swa + change, -self._max_swa, self._max_swa)
+        self._swa_ramp += clamp(target - self._swa_ramp, -step, step)
+        change = clamp((self._swa_ramp - self._swa) * self._alpha_steer, -step, step)
+        self._swa = clamp(self._swa + change, -self._max_swa, self._max_swa)
 
     def _run_ulc(self, speed_mps: float) -> tuple[float, float] | None:
         """One step of the ULC: its (throttle %, brake bar) demands, or None when it is not driving."""
         if not self._ulc_drives():
-            self._vel_ref = speed_mps
-            self._accel_ref = 0.0
-            self._integral = 0.0
+            self._ulc_controller.idle(speed_mps)
             return None
-        p = self._p
-        vehicle = self._vehicle
-        ulc = self._ulc
-        accel_limit = ulc.limit_1 if ulc.limit_1 > 0.0 else p.ulc_accel_default_mps2
-        decel_limit = ulc.limit_2 if ulc.limit_2 > 0.0 else p.ulc_decel_default_mps2
-        hold = False
-        if ulc.cmd_type == UlcCmdType.VELOCITY:
-            wanted = ulc.cmd
-            if ulc.flags & COMMAND_FLAG_ENABLE_SHIFT and self._shift_to is None:
-                self._ulc_shift(wanted, speed_mps)
-            direction = self._engaged().direction
-            target = max(wanted, 0.0) if direction > 0 else min(wanted, 0.0) if direction < 0 else 0.0
-            previous = self._vel_ref
-            away = previous * target >= 0.0 and abs(target) > abs(previous)
-            limit = accel_limit if away else decel_limit
-            self._vel_ref = _ramp(previous, target, limit, limit)
-            error = self._vel_ref - speed_mps
-            raw = (
-                (self._vel_ref - previous) / PHYSICS_DT_S
-                + p.ulc_speed_gain_per_s * error
-                + p.ulc_integral_gain_per_s2 * self._integral
-            )
-            low, high = (-accel_limit, decel_limit) if direction < 0 else (-decel_limit, accel_limit)
-            accel = _clamp(raw, max(low, -vehicle.max_brake_decel_mps2), min(high, vehicle.max_accel_mps2))
-            if accel == raw:
-                self._integral += error * PHYSICS_DT_S
-            hold = target == 0.0 and abs(speed_mps) <= p.ulc_stop_speed_mps
-        else:
-            accel = _clamp(ulc.cmd, -vehicle.max_brake_decel_mps2, vehicle.max_accel_mps2)
-            self._vel_ref = speed_mps
-            self._integral = 0.0
-        self._accel_ref = accel
-        throttle, brake = self._powertrain.pedals(gear=self._engaged(), accel_mps2=accel, speed_mps=speed_mps)
-        brake_bar = brake * p.brake_max_bar
-        if ulc.flags & COMMAND_FLAG_COAST_DECEL and abs(speed_mps) > p.ulc_stop_speed_mps:
-            brake_bar = 0.0
-        if hold:
-            brake_bar = max(brake_bar, p.ulc_hold_bar)
-        return throttle * 100.0, brake_bar
-
-    def _ulc_shift(self, wanted: float, speed_mps: float) -> None:
-        """With enable_shift: shift at standstill to the gear a speed command needs."""
-        gear = self._gear
-        if wanted > 0.0 and gear.direction <= 0:
-            want = Gear.HIGH
-        elif wanted < 0.0 and gear is not Gear.REVERSE:
-            want = Gear.REVERSE
-        elif wanted == 0.0 and self._ulc.flags & COMMAND_FLAG_ENABLE_SHIFT_PARK and gear is not Gear.PARK:
-            want = Gear.PARK
-        else:
-            return
-        if abs(speed_mps) <= self._p.shift_max_speed_mps:
-            self._request_gear(want, speed_mps, by_wire=True)
+        return self._ulc_controller.run(self._ulc, speed_mps, self._gears)
 
     def _pedal(self, target: DbwTarget) -> float:
         """The driver's pedal on ``target`` in % (0 without an override)."""
@@ -568,19 +357,19 @@ class DbwSystem:
         """
         p = self._p
         self._steer(speed_mps)
-        self._advance_shift()
+        self._gears.advance()
         ulc = self._run_ulc(speed_mps)
 
         throttle, brake = self._throttle, self._brake
         if ulc is not None:
             self._throttle_demand, self._throttle_type = ulc[0], int(ThrottleCmdType.PERCENT)
         elif self._controls(throttle) and throttle.cmd_type != ThrottleCmdType.NONE:
-            wanted = _clamp(throttle.cmd, 0.0, 100.0)
-            self._throttle_demand = _ramp(self._throttle_demand, wanted, throttle.limit_1, throttle.limit_2)
+            wanted = clamp(throttle.cmd, 0.0, 100.0)
+            self._throttle_demand = ramp(self._throttle_demand, wanted, throttle.limit_1, throttle.limit_2)
             self._throttle_type = throttle.cmd_type
         else:
             self._throttle_demand, self._throttle_type = 0.0, int(ThrottleCmdType.NONE)
-        self._throttle_input = _clamp(self._pedal(DbwTarget.THROTTLE), 0.0, 100.0)
+        self._throttle_input = clamp(self._pedal(DbwTarget.THROTTLE), 0.0, 100.0)
         pedal = max(self._throttle_demand, self._throttle_input)
         self._throttle_out += (pedal - self._throttle_out) * self._alpha_throttle
 
@@ -588,19 +377,19 @@ class DbwSystem:
             self._brake_demand, self._brake_type = ulc[1], int(BrakeCmdType.PRESSURE)
         elif self._controls(brake) and brake.cmd_type != BrakeCmdType.NONE:
             per_cmd_unit = 1.0 if brake.cmd_type == BrakeCmdType.PRESSURE else p.brake_max_bar / 100.0
-            wanted = _clamp(brake.cmd * per_cmd_unit, 0.0, p.brake_max_bar)
-            self._brake_demand = _ramp(
+            wanted = clamp(brake.cmd * per_cmd_unit, 0.0, p.brake_max_bar)
+            self._brake_demand = ramp(
                 self._brake_demand, wanted, brake.limit_1 * per_cmd_unit, brake.limit_2 * per_cmd_unit
             )
             self._brake_type = brake.cmd_type
         else:
             self._brake_demand, self._brake_type = 0.0, int(BrakeCmdType.NONE)
-        self._brake_input = _clamp(self._pedal(DbwTarget.BRAKE), 0.0, 100.0) * p.brake_max_bar / 100.0
+        self._brake_input = clamp(self._pedal(DbwTarget.BRAKE), 0.0, 100.0) * p.brake_max_bar / 100.0
         pressure = max(self._brake_demand, self._brake_input)
         self._brake_out += (pressure - self._brake_out) * self._alpha_brake
 
         accel = self._powertrain.accel(
-            gear=self._engaged(),
+            gear=self._gears.engaged,
             throttle=self._throttle_out / 100.0,
             brake=self._brake_out / p.brake_max_bar,
             speed_mps=speed_mps,
@@ -613,26 +402,22 @@ class DbwSystem:
         The steering wheel takes the road-wheel angle, the gear the direction of travel (H forward, R
         backward, selected by that driver), the pedals what that acceleration needs.
         """
-        self._swa = _clamp(self._vehicle.steering_wheel_deg(road_wheel_rad), -self._max_swa, self._max_swa)
+        self._swa = clamp(self._vehicle.steering_wheel_deg(road_wheel_rad), -self._max_swa, self._max_swa)
         self._swa_ramp = self._swa
         if speed_mps != 0.0:
             direction = 1 if speed_mps > 0.0 else -1
         else:
             direction = 1 if accel_mps2 > 0.0 else -1 if accel_mps2 < 0.0 else 0
-        if direction > 0 and self._gear.direction <= 0:
-            self._gear = Gear.HIGH
-        elif direction < 0 and self._gear is not Gear.REVERSE:
-            self._gear = Gear.REVERSE
-        self._shift_to = None
-        self._gear_driver = self._gear
-        throttle, brake = self._powertrain.pedals(gear=self._gear, accel_mps2=accel_mps2, speed_mps=speed_mps)
+        self._gears.follow(direction)
+        self._gear_driver = self._gears.gear
+        throttle, brake = self._powertrain.pedals(
+            gear=self._gears.gear, accel_mps2=accel_mps2, speed_mps=speed_mps
+        )
         self._throttle_input = self._throttle_out = throttle * 100.0
         self._brake_input = self._brake_out = brake * self._p.brake_max_bar
         self._throttle_demand = self._brake_demand = 0.0
         self._throttle_type = self._brake_type = 0
-        self._vel_ref = speed_mps
-        self._accel_ref = 0.0
-        self._integral = 0.0
+        self._ulc_controller.idle(speed_mps)
 
     # ---- the report ----------------------------------------------------------------------------
 
@@ -690,13 +475,13 @@ class DbwSystem:
             brake_cmd_pct=self._brake_demand * to_pct,
             brake_output_pct=self._brake_out * to_pct,
             brake_cmd_type=self._brake_type,
-            gear=int(self._gear),
-            gear_cmd=int(self._gear_cmd),
+            gear=int(self._gears.gear),
+            gear_cmd=int(self._gears.gear_cmd),
             gear_driver=int(self._gear_driver),
             ulc_cmd_type=self._ulc.cmd_type,
-            vel_ref_mps=self._vel_ref if tracking else speed_mps,
+            vel_ref_mps=self._ulc_controller.vel_ref if tracking else speed_mps,
             vel_meas_mps=speed_mps,
-            accel_ref_mps2=self._accel_ref if self._ulc_drives() else 0.0,
+            accel_ref_mps2=self._ulc_controller.accel_ref if self._ulc_drives() else 0.0,
             accel_meas_mps2=accel_mps2,
             speed_brake_mps=speed_mps,
             speed_propulsion_mps=speed_mps,

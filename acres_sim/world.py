@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
@@ -29,13 +29,14 @@ from acres_sim import kinematics
 from acres_sim.clock import PHYSICS_DT_S, ins_due, step_stamp_ns
 from acres_sim.dbw import DbwSystem, report_due
 from acres_sim.errors import AgentError, DbwCommandError, ParamsError, WorldStateError
-from acres_sim.ins import InsModel, InsParams, InsSample
+from acres_sim.ins import InsModel, InsSample
 from acres_sim.kinematics import BodyMotion, Terrain, VehicleState, at_rest, place
 from acres_sim.route import RouteFollower
 from acres_sim.scene import Scene, acre_scene
 from acres_sim.sensors import AgentSensors, CaptureJob, SensorFrame, perception_due
 from acres_sim.tractor import TractorCommand, TractorModel, TractorObservation, TractorParams, observation_due
 from acres_sim.vehicles import MAXXUM, POLARIS, MaxxumParams, PolarisParams, VehicleParams
+from acres_sim.world_types import AgentSpec, AgentStatus, Episode, Pose2D, StepOutput
 
 __all__ = [
     "DEFAULT_MAP",
@@ -54,113 +55,6 @@ DEFAULT_MAP: Final = "V03ACRE"
 _POLARIS_GAP_M: Final = 25.0
 _MAXXUM_PARKING_OFFSET_M: Final = 12.0
 _MAXXUM_GAP_M: Final = 6.0
-
-
-@dataclass(frozen=True, slots=True)
-class Pose2D:
-    """A pose on the ground in the world frame: x, y in m, yaw in rad counter-clockwise from grid east."""
-
-    x: float
-    y: float
-    yaw: float
-
-
-@dataclass(frozen=True, kw_only=True)
-class AgentSpec:
-    """An agent of the session, as the session is configured.
-
-    ``params`` defaults to the vehicle kind's parameters (a Polaris needs ``PolarisParams``: its
-    drive-by-wire uses the steering ratio); ``start`` to a pose on the built-in route (Polaris) or a
-    parking place beside it (Maxxum); ``autopilot`` (the built-in route follower drives) to false: a
-    Polaris then stands parked in P until its drive-by-wire drives it, a Maxxum until commanded.
-    """
-
-    name: str
-    vehicle: Vehicle = Vehicle.POLARIS
-    params: VehicleParams | None = None
-    start: Pose2D | None = None
-    ins: InsParams = field(default_factory=InsParams)
-    autopilot: bool | None = None
-
-    def __post_init__(self) -> None:
-        """Accept the vehicle kind by name ("polaris", "maxxum"); reject an empty name or another kind."""
-        if not self.name:
-            raise AgentError("AgentSpec.name: expected a non-empty name")
-        try:
-            object.__setattr__(self, "vehicle", Vehicle(self.vehicle))
-        except ValueError:
-            kinds = [k.value for k in Vehicle]
-            raise AgentError(f"AgentSpec.vehicle {self.vehicle!r}: expected one of {kinds}") from None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AgentStatus:
-    """What the world knows about one agent now.
-
-    ``episode`` counts the episodes of this agent's vehicle (0 first); ``command`` is the last external
-    (acceleration m/s^2, road-wheel angle rad) of ``set_command``, used while ``autopilot`` is false
-    and no drive-by-wire drives; ``manual`` says that ``set_command`` drives (neither the autopilot
-    nor the drive-by-wire does); ``dbw_enabled`` is true while a Polaris's drive-by-wire is enabled
-    (it then drives the vehicle).
-    """
-
-    index: int
-    name: str
-    vehicle: Vehicle
-    params: VehicleParams
-    start: Pose2D
-    state: VehicleState
-    motion: BodyMotion
-    episode: int
-    autopilot: bool
-    command: tuple[float, float]
-    dbw_enabled: bool = False
-    manual: bool = False
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StepOutput:
-    """What one physics step produced.
-
-    ``states`` and ``motions`` hold every agent's exact state and motion at the end of the step, by
-    agent index. ``ins`` holds one INS sample per agent, by agent index, when the step is an INS step,
-    and is empty otherwise. ``dbw`` holds the drive-by-wire report line of each Polaris as (agent
-    index, report), in agent order, when the step is a report step (50 Hz), and is empty otherwise.
-    ``clouds`` and ``images`` hold each agent's LiDAR cloud and camera image, in agent order, when
-    the step is a perception step (10 Hz) and the world makes them; ACRES Core makes no images.
-    ``tractors`` holds each Maxxum's observation as (agent index, observation) on its 10 Hz steps.
-    With deferred perception (``World.defer_perception``) a perception step leaves ``clouds`` and
-    ``images`` empty and gives the ``capture`` job that makes them instead.
-    """
-
-    step: int
-    stamp_ns: int
-    states: tuple[VehicleState, ...]
-    motions: tuple[BodyMotion, ...]
-    ins: tuple[InsSample, ...]
-    dbw: tuple[tuple[int, DbwReport], ...] = ()
-    clouds: tuple[SensorFrame, ...] = ()
-    images: tuple[SensorFrame, ...] = ()
-    tractors: tuple[tuple[int, TractorObservation], ...] = ()
-    capture: CaptureJob | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Episode:
-    """The fields of the Episode message (/sim/episode), plus the stamp of the step it describes."""
-
-    episode_id: str
-    episode: int
-    reset_epoch: int
-    step: int
-    stamp_ns: int
-    episode_time_s: float
-    state: SimState
-    lockstep: bool
-    seed: int
-    source: Source
-    map: str
-    agents: tuple[str, ...]
 
 
 @dataclass

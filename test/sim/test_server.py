@@ -45,9 +45,10 @@ from acres_bridge.wire.perception import CameraImage, CameraIntrinsics, LidarSca
 from acres_bridge.wire.vocabulary import Source, Vehicle
 from acres_sim import j1939
 from acres_sim.camera import POLARIS_CAMERA
-from acres_sim.server import SimServer, sensor_meta
+from acres_sim.server import SimServer
 from acres_sim.vehicles import POLARIS
 from acres_sim.world import AgentSpec, World
+from acres_sim.world_wire import sensor_meta
 
 START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)
 

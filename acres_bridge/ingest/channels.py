@@ -59,8 +59,8 @@ from acres_bridge.wire import (
     SensorMeta,
 )
 from acres_bridge.wire.can import CanFrame
+from acres_bridge.wire.json_codecs import decode_hello, decode_sensor_meta
 from acres_bridge.wire.maxxum import MaxxumCommand, MaxxumObservation
-from acres_bridge.wire.messages import decode_hello, decode_sensor_meta
 
 __all__ = [
     "AGENT_RESET",

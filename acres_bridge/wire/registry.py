@@ -1,7 +1,8 @@
 """The one table of the protocol's messages: each frame kind, its message class and its codec.
 
 `encode` and `decode` are derived from it, and so is the ingest's relay (a sample's class names
-its channel), so a new message is a row here beside its dataclass and its two functions.
+its channel), so a new message is a row here beside its dataclass (wire.messages) and its two functions
+(wire.json_codecs or wire.binary_codecs).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
-from acres_bridge.wire import dbw, perception
+from acres_bridge.wire import binary_codecs, dbw, json_codecs, perception
 from acres_bridge.wire import maxxum as mx
 from acres_bridge.wire import messages as m
 from acres_bridge.wire.errors import ProtocolError
@@ -33,60 +34,81 @@ class MessageSpec(Generic[M]):
 
 
 MESSAGES: tuple[MessageSpec[Any], ...] = (
-    MessageSpec(kind=FrameKind.HELLO, message_type=m.Hello, encode=m.encode_json, decode=m.decode_hello),
+    MessageSpec(
+        kind=FrameKind.HELLO,
+        message_type=m.Hello,
+        encode=json_codecs.encode_json,
+        decode=json_codecs.decode_hello,
+    ),
     MessageSpec(
         kind=FrameKind.CLIENT_HELLO,
         message_type=m.ClientHello,
-        encode=m.encode_json,
-        decode=m.decode_client_hello,
+        encode=json_codecs.encode_json,
+        decode=json_codecs.decode_client_hello,
     ),
-    MessageSpec(kind=FrameKind.ERROR, message_type=m.ErrorReply, encode=m.encode_json, decode=m.decode_error),
+    MessageSpec(
+        kind=FrameKind.ERROR,
+        message_type=m.ErrorReply,
+        encode=json_codecs.encode_json,
+        decode=json_codecs.decode_error,
+    ),
     MessageSpec(
         kind=FrameKind.EPISODE,
         message_type=m.EpisodeInfo,
-        encode=m.encode_json,
-        decode=m.decode_episode,
+        encode=json_codecs.encode_json,
+        decode=json_codecs.decode_episode,
         sample=True,
     ),
     MessageSpec(
-        kind=FrameKind.CLOCK, message_type=m.Clock, encode=m.encode_clock, decode=m.decode_clock, sample=True
+        kind=FrameKind.CLOCK,
+        message_type=m.Clock,
+        encode=binary_codecs.encode_clock,
+        decode=binary_codecs.decode_clock,
+        sample=True,
     ),
     MessageSpec(
         kind=FrameKind.STEP_REQUEST,
         message_type=m.StepRequest,
-        encode=m.encode_step_request,
-        decode=m.decode_step_request,
+        encode=binary_codecs.encode_step_request,
+        decode=binary_codecs.decode_step_request,
     ),
     MessageSpec(
         kind=FrameKind.STEP_DONE,
         message_type=m.StepDone,
-        encode=m.encode_step_done,
-        decode=m.decode_step_done,
+        encode=binary_codecs.encode_step_done,
+        decode=binary_codecs.decode_step_done,
     ),
     MessageSpec(
-        kind=FrameKind.SET_STATE, message_type=m.SetState, encode=m.encode_json, decode=m.decode_set_state
+        kind=FrameKind.SET_STATE,
+        message_type=m.SetState,
+        encode=json_codecs.encode_json,
+        decode=json_codecs.decode_set_state,
     ),
     MessageSpec(
         kind=FrameKind.RESET_SESSION,
         message_type=m.ResetSession,
-        encode=m.encode_json,
-        decode=m.decode_reset_session,
+        encode=json_codecs.encode_json,
+        decode=json_codecs.decode_reset_session,
     ),
     MessageSpec(
         kind=FrameKind.AGENT_RESET,
         message_type=m.AgentReset,
-        encode=m.encode_json,
-        decode=m.decode_agent_reset,
+        encode=json_codecs.encode_json,
+        decode=json_codecs.decode_agent_reset,
     ),
     MessageSpec(
         kind=FrameKind.SENSOR_META,
         message_type=m.SensorMeta,
-        encode=m.encode_json,
-        decode=m.decode_sensor_meta,
+        encode=json_codecs.encode_json,
+        decode=json_codecs.decode_sensor_meta,
         sample=True,
     ),
     MessageSpec(
-        kind=FrameKind.INS, message_type=m.InsSample, encode=m.encode_ins, decode=m.decode_ins, sample=True
+        kind=FrameKind.INS,
+        message_type=m.InsSample,
+        encode=binary_codecs.encode_ins,
+        decode=binary_codecs.decode_ins,
+        sample=True,
     ),
     MessageSpec(
         kind=FrameKind.LIDAR,
@@ -105,8 +127,8 @@ MESSAGES: tuple[MessageSpec[Any], ...] = (
     MessageSpec(
         kind=FrameKind.STREAM_MARK,
         message_type=m.StreamMark,
-        encode=m.encode_stream_mark,
-        decode=m.decode_stream_mark,
+        encode=binary_codecs.encode_stream_mark,
+        decode=binary_codecs.decode_stream_mark,
     ),
     MessageSpec(
         kind=FrameKind.DBW_REPORT,

@@ -27,8 +27,9 @@ from acres_bridge.convert.ins import (
     transform,
 )
 from acres_bridge.wire import ProtocolError, Vehicle, encode
+from acres_bridge.wire.binary_codecs import decode_ins
 from acres_bridge.wire.json_fields import MAX_STAMP_NS
-from acres_bridge.wire.messages import InsSample, decode_ins
+from acres_bridge.wire.messages import InsSample
 
 G = 9.81
 ROLL, PITCH, YAW = math.radians(2.0), math.radians(-3.0), math.radians(30.0)

@@ -46,11 +46,12 @@ from acres_bridge.wire import (
     StepStatus,
     StreamMark,
     Vehicle,
+    binary_codecs,
     decode,
     encode,
     encode_frame,
+    json_codecs,
 )
-from acres_bridge.wire import messages as m
 from acres_bridge.wire.frames import MAX_PAYLOAD
 from acres_bridge.wire.json_fields import MAX_STAMP_NS
 from acres_bridge.wire.maxxum import MaxxumCommand, MaxxumObservation
@@ -341,11 +342,11 @@ def test_optional_fields_take_their_defaults():
     assert decode(Frame(FrameKind.RESET_SESSION, b"{}")) == ResetSession(reason="")
     session = json_of("hello")
     del session["agents"][1]["can_port"]
-    assert m.decode_hello(json.dumps(session).encode()).agents[1].can_port == 0
+    assert json_codecs.decode_hello(json.dumps(session).encode()).agents[1].can_port == 0
     meta = json_of("sensor_meta")
     del meta["sensors"][1]["settings"]
     del meta["sensors"][1]["parent"]
-    mount = m.decode_sensor_meta(json.dumps(meta).encode()).sensors[1]
+    mount = json_codecs.decode_sensor_meta(json.dumps(meta).encode()).sensors[1]
     assert mount.settings == {}
     assert mount.parent == "base_footprint"
 
@@ -499,14 +500,16 @@ def test_step_request_layout(count):
 
 def test_step_request_decodes_the_documented_bytes():
     payload = struct.pack("<IIQ", 9, 2, 4) + struct.pack("<QQ", 11, 0)
-    assert m.decode_step_request(payload) == StepRequest(request_id=9, steps=4, command_seqs=(11, 0))
+    assert binary_codecs.decode_step_request(payload) == StepRequest(
+        request_id=9, steps=4, command_seqs=(11, 0)
+    )
 
 
 def test_step_done_layout():
     payload = payload_of(StepDone(request_id=77, last_step=4242, status=StepStatus.STOPPED))
     assert len(payload) == 16
     assert struct.unpack_from("<IIQ", payload, 0) == (77, 2, 4242)
-    assert m.decode_step_done(struct.pack("<IIQ", 5, 1, 88)) == StepDone(
+    assert binary_codecs.decode_step_done(struct.pack("<IIQ", 5, 1, 88)) == StepDone(
         request_id=5, last_step=88, status=StepStatus.NOT_PAUSED
     )
 
@@ -572,7 +575,7 @@ def test_ins_decodes_a_payload_built_from_the_table():
     for offset, _, values in INS_TABLE:
         numbers = values(sample)
         struct.pack_into(f"<{len(numbers)}d", payload, offset, *numbers)
-    assert m.decode_ins(bytes(payload)) == sample
+    assert binary_codecs.decode_ins(bytes(payload)) == sample
 
 
 def test_ins_variances_of_rate_and_force_default_to_zero():
@@ -586,7 +589,7 @@ def test_ins_variances_of_rate_and_force_default_to_zero():
     assert sample.angular_rate_variance == sample.specific_force_variance == (0.0, 0.0, 0.0)
     payload = payload_of(sample)
     assert struct.unpack_from("<6d", payload, 304) == (0.0,) * 6
-    assert m.decode_ins(payload) == sample
+    assert binary_codecs.decode_ins(payload) == sample
 
 
 @pytest.mark.parametrize("name", ["hello", "client_hello", "error", "episode", "set_state", "reset_session",
@@ -628,10 +631,10 @@ def test_json_nested_field_names_are_the_documented_ones():
 # ---- refusals: sizes -----------------------------------------------------------------------------
 
 BINARY_SIZES = [
-    (m.decode_clock, "CLOCK", 16),
-    (m.decode_step_done, "STEP_DONE", 16),
-    (m.decode_stream_mark, "STREAM_MARK", 8),
-    (m.decode_ins, "INS", INS_SIZE),
+    (binary_codecs.decode_clock, "CLOCK", 16),
+    (binary_codecs.decode_step_done, "STEP_DONE", 16),
+    (binary_codecs.decode_stream_mark, "STREAM_MARK", 8),
+    (binary_codecs.decode_ins, "INS", INS_SIZE),
 ]
 
 
@@ -646,13 +649,13 @@ def test_binary_decoders_refuse_a_wrong_size(decoder, what, size, delta):
 def test_ins_refuses_a_payload_of_the_earlier_304_byte_layout():
     payload = payload_of(ins_sample())[:304]
     with pytest.raises(ProtocolError, match=rf"INS: expected {INS_SIZE} payload bytes, found 304"):
-        m.decode_ins(payload)
+        binary_codecs.decode_ins(payload)
 
 
 @pytest.mark.parametrize("length", [0, 8, 15])
 def test_step_request_refuses_a_short_payload(length):
     with pytest.raises(ProtocolError, match=rf"STEP_REQUEST: expected at least 16 bytes, found {length}"):
-        m.decode_step_request(bytes(length))
+        binary_codecs.decode_step_request(bytes(length))
 
 
 @pytest.mark.parametrize(("count", "seqs"), [(2, 1), (0, 1), (1, 0), (3, 4)])
@@ -661,7 +664,7 @@ def test_step_request_refuses_a_count_that_does_not_match_the_size(count, seqs):
     with pytest.raises(
         ProtocolError, match=rf"STEP_REQUEST: {count} command sequence numbers need {16 + 8 * count}"
     ):
-        m.decode_step_request(payload)
+        binary_codecs.decode_step_request(payload)
 
 
 # ---- refusals: stamps ----------------------------------------------------------------------------
@@ -686,9 +689,9 @@ def _episode_stamped(stamp_ns: int) -> bytes:
 
 
 STAMPED = {
-    "CLOCK": (m.decode_clock, _clock_stamped),
-    "INS": (m.decode_ins, _ins_stamped),
-    "EPISODE": (m.decode_episode, _episode_stamped),
+    "CLOCK": (binary_codecs.decode_clock, _clock_stamped),
+    "INS": (binary_codecs.decode_ins, _ins_stamped),
+    "EPISODE": (json_codecs.decode_episode, _episode_stamped),
 }
 
 
@@ -721,13 +724,13 @@ def test_decoders_refuse_a_stamp_out_of_range(what, stamp_ns):
 
 def test_step_request_refuses_zero_steps():
     with pytest.raises(ProtocolError, match="STEP_REQUEST: steps must be at least 1, found 0"):
-        m.decode_step_request(struct.pack("<IIQ", 1, 0, 0))
+        binary_codecs.decode_step_request(struct.pack("<IIQ", 1, 0, 0))
 
 
 @pytest.mark.parametrize("status", [3, 4, 2**32 - 1])
 def test_step_done_refuses_an_unknown_status(status):
     with pytest.raises(ProtocolError, match=rf"STEP_DONE: unknown status {status}"):
-        m.decode_step_done(struct.pack("<IIQ", 1, status, 5))
+        binary_codecs.decode_step_done(struct.pack("<IIQ", 1, status, 5))
 
 
 @pytest.mark.parametrize("flags", [2, 3, 0x80000001])
@@ -735,7 +738,7 @@ def test_ins_refuses_unknown_flags(flags):
     payload = bytearray(payload_of(ins_sample()))
     struct.pack_into("<I", payload, 16, flags)
     with pytest.raises(ProtocolError, match=rf"INS: unknown flags {flags:#x}"):
-        m.decode_ins(bytes(payload))
+        binary_codecs.decode_ins(bytes(payload))
 
 
 # The fields of the INS payload after the pad, in order, with their number of float64. Without a
@@ -799,7 +802,7 @@ def test_ins_refuses_a_non_finite_field(field, offset, value, has_position):
     with pytest.raises(
         ProtocolError, match=rf"^INS: field {re.escape(field)} must be finite, found {value}$"
     ):
-        m.decode_ins(_ins_with(offset, value, has_position=has_position))
+        binary_codecs.decode_ins(_ins_with(offset, value, has_position=has_position))
 
 
 @pytest.mark.parametrize(
@@ -810,7 +813,7 @@ def test_ins_position_must_be_finite_with_a_fix(field, offset, value):
     with pytest.raises(
         ProtocolError, match=rf"^INS: field {re.escape(field)} must be finite, found {value}$"
     ):
-        m.decode_ins(_ins_with(offset, value, has_position=True))
+        binary_codecs.decode_ins(_ins_with(offset, value, has_position=True))
 
 
 @pytest.mark.parametrize(
@@ -818,7 +821,7 @@ def test_ins_position_must_be_finite_with_a_fix(field, offset, value):
 )
 def test_ins_position_may_be_nan_without_a_fix(field, offset):
     payload = _ins_with(offset, NAN, has_position=False)
-    sample = m.decode_ins(payload)
+    sample = binary_codecs.decode_ins(payload)
     assert sample.has_position is False
     assert math.isnan(_value_of(sample, field))
     assert payload_of(sample) == payload
@@ -836,21 +839,21 @@ def test_ins_position_may_be_nan_without_a_fix(field, offset):
 )
 def test_ins_non_finite_error_names_the_field(offset, message):
     with pytest.raises(ProtocolError) as refused:
-        m.decode_ins(_ins_with(offset, NAN, has_position=True))
+        binary_codecs.decode_ins(_ins_with(offset, NAN, has_position=True))
     assert str(refused.value) == message
 
 
 # ---- refusals: JSON ------------------------------------------------------------------------------
 
 JSON_DECODERS = {
-    "HELLO": (m.decode_hello, "hello"),
-    "CLIENT_HELLO": (m.decode_client_hello, "client_hello"),
-    "ERROR": (m.decode_error, "error"),
-    "EPISODE": (m.decode_episode, "episode"),
-    "SET_STATE": (m.decode_set_state, "set_state"),
-    "RESET_SESSION": (m.decode_reset_session, "reset_session"),
-    "AGENT_RESET": (m.decode_agent_reset, "agent_reset"),
-    "SENSOR_META": (m.decode_sensor_meta, "sensor_meta"),
+    "HELLO": (json_codecs.decode_hello, "hello"),
+    "CLIENT_HELLO": (json_codecs.decode_client_hello, "client_hello"),
+    "ERROR": (json_codecs.decode_error, "error"),
+    "EPISODE": (json_codecs.decode_episode, "episode"),
+    "SET_STATE": (json_codecs.decode_set_state, "set_state"),
+    "RESET_SESSION": (json_codecs.decode_reset_session, "reset_session"),
+    "AGENT_RESET": (json_codecs.decode_agent_reset, "agent_reset"),
+    "SENSOR_META": (json_codecs.decode_sensor_meta, "sensor_meta"),
 }
 
 
@@ -944,14 +947,14 @@ def test_hello_refuses_an_agent_without_a_port(agent, field):
     data = json_of("hello")
     del data["agents"][agent][field]
     with pytest.raises(ProtocolError, match=rf"^HELLO agent {agent}: missing field '{field}'$"):
-        m.decode_hello(_encoded(data))
+        json_codecs.decode_hello(_encoded(data))
 
 
 @pytest.mark.parametrize("agent", [0, 1])
 def test_hello_takes_a_missing_can_port_as_none(agent):
     data = json_of("hello")
     data["agents"][agent].pop("can_port")
-    session = m.decode_hello(_encoded(data))
+    session = json_codecs.decode_hello(_encoded(data))
     assert session.agents[agent].can_port == 0
     assert (session.agents[agent].sensor_port, session.agents[agent].vehicle_port) == (
         hello().agents[agent].sensor_port,
@@ -1095,7 +1098,7 @@ def test_hello_refuses_duplicate_agent_names():
     with pytest.raises(
         ProtocolError, match=r"HELLO: agent names must be unique, found \['polaris', 'polaris'\]"
     ):
-        m.decode_hello(_encoded(data))
+        json_codecs.decode_hello(_encoded(data))
 
 
 @pytest.mark.parametrize(
@@ -1107,7 +1110,7 @@ def test_episode_refuses_duplicate_agent_names(agents):
     with pytest.raises(
         ProtocolError, match=rf"^EPISODE: agent names must be unique, found {re.escape(str(agents))}$"
     ):
-        m.decode_episode(_encoded(data))
+        json_codecs.decode_episode(_encoded(data))
 
 
 @pytest.mark.parametrize("what", ["HELLO", "CLIENT_HELLO"])

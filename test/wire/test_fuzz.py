@@ -34,11 +34,12 @@ from acres_bridge.wire import (
     StepDone,
     StepRequest,
     StreamMark,
+    binary_codecs,
     decode,
     encode,
     encode_frame,
+    json_codecs,
 )
-from acres_bridge.wire import messages as m
 from acres_bridge.wire.json_fields import MAX_STAMP_NS
 from acres_bridge.wire.perception import CameraImage, ImageEncoding, LidarScan
 
@@ -326,14 +327,14 @@ def test_a_truncated_frame_waits_for_the_rest(indices, data):
 # ---- (e) random JSON to every JSON decoder -------------------------------------------------------
 
 JSON_DECODERS = {
-    "HELLO": m.decode_hello,
-    "CLIENT_HELLO": m.decode_client_hello,
-    "ERROR": m.decode_error,
-    "EPISODE": m.decode_episode,
-    "SET_STATE": m.decode_set_state,
-    "RESET_SESSION": m.decode_reset_session,
-    "AGENT_RESET": m.decode_agent_reset,
-    "SENSOR_META": m.decode_sensor_meta,
+    "HELLO": json_codecs.decode_hello,
+    "CLIENT_HELLO": json_codecs.decode_client_hello,
+    "ERROR": json_codecs.decode_error,
+    "EPISODE": json_codecs.decode_episode,
+    "SET_STATE": json_codecs.decode_set_state,
+    "RESET_SESSION": json_codecs.decode_reset_session,
+    "AGENT_RESET": json_codecs.decode_agent_reset,
+    "SENSOR_META": json_codecs.decode_sensor_meta,
 }
 
 VALID_JSON: dict[str, dict[str, Any]] = {
@@ -482,7 +483,7 @@ def test_ins_decoder_takes_any_352_bytes(payload):
     sample: InsSample | None = None
     refusal = ""
     try:
-        sample = m.decode_ins(payload)
+        sample = binary_codecs.decode_ins(payload)
     except ProtocolError as error:
         refusal = str(error)
     if sample is None:

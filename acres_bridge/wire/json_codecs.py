@@ -1,0 +1,228 @@
+"""The codecs of the low-rate control messages: JSON objects (UTF-8), checked field by field on
+decode. Every decode_* raises ProtocolError, naming the message and the bad field, for any payload
+that does not match; nothing else escapes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from acres_bridge.wire.errors import ProtocolError
+from acres_bridge.wire.frames import PROTOCOL_VERSION
+from acres_bridge.wire.json_fields import (
+    get_field,
+    json_object,
+    non_negative,
+    number,
+    one_of,
+    stamp_field,
+    triple,
+)
+from acres_bridge.wire.messages import (
+    AgentEntry,
+    AgentReset,
+    ClientHello,
+    EpisodeInfo,
+    ErrorReply,
+    Hello,
+    ResetSession,
+    SensorMeta,
+    SensorMount,
+    SetState,
+)
+from acres_bridge.wire.vocabulary import ClientRole, SensorKind, SimState, Source, Vehicle
+
+__all__ = [
+    "decode_agent_reset",
+    "decode_client_hello",
+    "decode_episode",
+    "decode_error",
+    "decode_hello",
+    "decode_reset_session",
+    "decode_sensor_meta",
+    "decode_set_state",
+    "encode_json",
+]
+
+
+def encode_json(message: Any) -> bytes:
+    """The payload of a JSON message: its fields as one compact object."""
+    return json.dumps(asdict(message), separators=(",", ":")).encode()
+
+
+def _port(what: str, data: dict[str, Any], key: str, *, required: bool = True) -> int:
+    value = non_negative(what, data, key) if required or key in data else 0
+    if value > 65535:
+        raise ProtocolError(f"{what}: field {key!r} is not a port, found {value}")
+    return value
+
+
+def _version(what: str, data: dict[str, Any]) -> int:
+    version: int = get_field(what, data, "protocol_version", int)
+    if version != PROTOCOL_VERSION:
+        raise ProtocolError(
+            f"{what}: the peer speaks protocol version {version}, this side speaks {PROTOCOL_VERSION}",
+            version_mismatch=version,
+        )
+    return version
+
+
+def _state(what: str, data: dict[str, Any]) -> SimState:
+    state: int = get_field(what, data, "state", int)
+    if state not in tuple(SimState):
+        raise ProtocolError(f"{what}: field 'state' must be 0, 1 or 2, found {state}")
+    return SimState(state)
+
+
+def decode_hello(payload: bytes) -> Hello:
+    what = "HELLO"
+    data = json_object(what, payload)
+    version = _version(what, data)
+    raw_agents = get_field(what, data, "agents", list)
+    if not raw_agents:
+        raise ProtocolError(f"{what}: a session has at least one agent")
+    agents = []
+    for position, raw in enumerate(raw_agents):
+        where = f"{what} agent {position}"
+        if not isinstance(raw, dict):
+            raise ProtocolError(f"{where}: must be an object, found {raw!r}")
+        index = non_negative(where, raw, "index")
+        if index != position:
+            raise ProtocolError(f"{where}: index must be {position} (agents in order), found {index}")
+        name = get_field(where, raw, "name", str)
+        if not name:
+            raise ProtocolError(f"{where}: name must not be empty")
+        agents.append(
+            AgentEntry(
+                index=index,
+                name=name,
+                vehicle=one_of(where, raw, "vehicle", Vehicle),
+                sensor_port=_port(where, raw, "sensor_port"),
+                vehicle_port=_port(where, raw, "vehicle_port"),
+                can_port=_port(where, raw, "can_port", required=False),
+            )
+        )
+    names = [agent.name for agent in agents]
+    if len(set(names)) != len(names):
+        raise ProtocolError(f"{what}: agent names must be unique, found {names}")
+    physics_hz = non_negative(what, data, "physics_hz")
+    if physics_hz == 0:
+        raise ProtocolError(f"{what}: physics_hz must be positive")
+    return Hello(
+        protocol_version=version,
+        simulator=get_field(what, data, "simulator", str),
+        session_start_utc=get_field(what, data, "session_start_utc", str),
+        map=get_field(what, data, "map", str),
+        source=one_of(what, data, "source", Source),
+        lockstep=get_field(what, data, "lockstep", bool),
+        seed=non_negative(what, data, "seed", bits=32),
+        physics_hz=physics_hz,
+        agents=tuple(agents),
+    )
+
+
+def decode_client_hello(payload: bytes) -> ClientHello:
+    what = "CLIENT_HELLO"
+    data = json_object(what, payload)
+    return ClientHello(
+        protocol_version=_version(what, data),
+        client=get_field(what, data, "client", str),
+        role=one_of(what, data, "role", ClientRole),
+        agent=non_negative(what, data, "agent") if "agent" in data else 0,
+    )
+
+
+def decode_error(payload: bytes) -> ErrorReply:
+    what = "ERROR"
+    data = json_object(what, payload)
+    return ErrorReply(code=get_field(what, data, "code", str), message=get_field(what, data, "message", str))
+
+
+def decode_episode(payload: bytes) -> EpisodeInfo:
+    what = "EPISODE"
+    data = json_object(what, payload)
+    agents = get_field(what, data, "agents", list)
+    if not all(isinstance(name, str) for name in agents):
+        raise ProtocolError(f"{what}: field 'agents' must be a list of strings, found {agents!r}")
+    if len(set(agents)) != len(agents):
+        raise ProtocolError(f"{what}: agent names must be unique, found {agents}")
+    episode_time_s = number(what, data, "episode_time_s")
+    if episode_time_s < 0:
+        raise ProtocolError(f"{what}: field 'episode_time_s' must not be negative, found {episode_time_s}")
+    return EpisodeInfo(
+        episode_id=get_field(what, data, "episode_id", str),
+        episode=non_negative(what, data, "episode", bits=32),
+        reset_epoch=non_negative(what, data, "reset_epoch", bits=32),
+        step=non_negative(what, data, "step"),
+        stamp_ns=stamp_field(what, data),
+        episode_time_s=episode_time_s,
+        state=_state(what, data),
+        lockstep=get_field(what, data, "lockstep", bool),
+        seed=non_negative(what, data, "seed", bits=32),
+        source=one_of(what, data, "source", Source),
+        map=get_field(what, data, "map", str),
+        agents=tuple(agents),
+    )
+
+
+def decode_set_state(payload: bytes) -> SetState:
+    what = "SET_STATE"
+    return SetState(state=_state(what, json_object(what, payload)))
+
+
+def decode_reset_session(payload: bytes) -> ResetSession:
+    what = "RESET_SESSION"
+    data = json_object(what, payload)
+    return ResetSession(reason=get_field(what, data, "reason", str, ""))
+
+
+def decode_agent_reset(payload: bytes) -> AgentReset:
+    what = "AGENT_RESET"
+    data = json_object(what, payload)
+    return AgentReset(
+        agent=non_negative(what, data, "agent"),
+        x_m=number(what, data, "x_m"),
+        y_m=number(what, data, "y_m"),
+        yaw_rad=number(what, data, "yaw_rad"),
+    )
+
+
+def decode_sensor_meta(payload: bytes) -> SensorMeta:
+    what = "SENSOR_META"
+    data = json_object(what, payload)
+    raw_sensors = get_field(what, data, "sensors", list)
+    sensors = []
+    for position, raw in enumerate(raw_sensors):
+        where = f"{what} sensor {position}"
+        if not isinstance(raw, dict):
+            raise ProtocolError(f"{where}: must be an object, found {raw!r}")
+        kind = one_of(where, raw, "kind", SensorKind)
+        rate_hz = number(where, raw, "rate_hz")
+        if rate_hz < 0 or (rate_hz == 0) != (kind == SensorKind.FRAME):
+            raise ProtocolError(
+                f"{where}: rate_hz must be positive for a sensor, 0 for a frame; found {rate_hz}"
+            )
+        frame = get_field(where, raw, "frame", str)
+        parent = get_field(where, raw, "parent", str, "base_footprint")
+        if not frame or not parent:
+            raise ProtocolError(f"{where}: frame and parent must not be empty")
+        sensors.append(
+            SensorMount(
+                name=get_field(where, raw, "name", str),
+                kind=kind,
+                frame=frame,
+                parent=parent,
+                xyz_m=triple(where, raw, "xyz_m"),
+                rpy_rad=triple(where, raw, "rpy_rad"),
+                rate_hz=rate_hz,
+                settings=get_field(where, raw, "settings", dict, {}),
+            )
+        )
+    return SensorMeta(
+        agent=non_negative(what, data, "agent"),
+        vehicle=one_of(what, data, "vehicle", Vehicle),
+        utm_epsg=non_negative(what, data, "utm_epsg"),
+        world_origin_utm=triple(what, data, "world_origin_utm"),
+        sensors=tuple(sensors),
+    )

@@ -14,6 +14,7 @@ from acres_bridge.msg_profiles import QosSpec, load_profiles
 from acres_bridge.tools.cdr_records import CdrRecord
 from acres_bridge.tools.msgdef import definition_text
 from acres_bridge.tools.qos import Durability, History, OfferedQos, Reliability
+from acres_bridge.wire import EpisodeInfo
 from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim.clock import NS_PER_S
 from acres_sim.episode_types import MountOffset, VehicleShift
@@ -21,7 +22,6 @@ from acres_sim.errors import EpisodeLogError
 from acres_sim.farm import EVENT_UNITS
 from acres_sim.vehicles import VehicleParams
 from acres_sim.weather import Conditions
-from acres_sim.world import Episode
 
 __all__ = [
     "AGENTS",
@@ -134,7 +134,7 @@ class RosbagsMessages:
             translation=self.vector(x=x, y=y, z=z), rotation=self.quaternion(x=qx, y=qy, z=qz, w=qw)
         )
 
-    def episode_message(self, s: Episode) -> Any:
+    def episode_message(self, s: EpisodeInfo) -> Any:
         """/sim/episode of an episode snapshot."""
         return self.episode(
             header=self.stamp(s.stamp_ns),

@@ -479,21 +479,7 @@ class SimServer:
     # ---- output ------------------------------------------------------------------------------
 
     def _episode(self) -> EpisodeInfo:
-        snapshot = self.world.episode_snapshot()
-        return EpisodeInfo(
-            episode_id=snapshot.episode_id,
-            episode=snapshot.episode,
-            reset_epoch=snapshot.reset_epoch,
-            step=snapshot.step,
-            stamp_ns=snapshot.stamp_ns,
-            episode_time_s=snapshot.episode_time_s,
-            state=snapshot.state,
-            lockstep=snapshot.lockstep,
-            seed=snapshot.seed,
-            source=snapshot.source,
-            map=snapshot.map,
-            agents=snapshot.agents,
-        )
+        return self.world.episode_snapshot()
 
     def _broadcast_episode(self) -> None:
         for observer in self._observers:

@@ -23,6 +23,7 @@ from typing import Final
 
 from acres_bridge.geo.georef import ACRE_GEOREFERENCE, Georeference
 from acres_bridge.geo.route import Route, acre_loop
+from acres_bridge.wire import EpisodeInfo
 from acres_bridge.wire.dbw import DbwCommand, DbwReport, DbwTarget
 from acres_bridge.wire.vocabulary import SimState, Source, Vehicle
 from acres_sim import kinematics
@@ -36,13 +37,12 @@ from acres_sim.scene import Scene, acre_scene
 from acres_sim.sensors import AgentSensors, CaptureJob, SensorFrame, perception_due
 from acres_sim.tractor import TractorCommand, TractorModel, TractorObservation, TractorParams, observation_due
 from acres_sim.vehicles import MAXXUM, POLARIS, MaxxumParams, PolarisParams, VehicleParams
-from acres_sim.world_types import AgentSpec, AgentStatus, Episode, Pose2D, StepOutput
+from acres_sim.world_types import AgentSpec, AgentStatus, Pose2D, StepOutput
 
 __all__ = [
     "DEFAULT_MAP",
     "AgentSpec",
     "AgentStatus",
-    "Episode",
     "Pose2D",
     "StepOutput",
     "World",
@@ -314,9 +314,9 @@ class World:
         """The simulation time since the start of the current episode, in s."""
         return (step_stamp_ns(self._step) - step_stamp_ns(self._episode_start_step)) / 1e9
 
-    def episode_snapshot(self) -> Episode:
-        """The current Episode message fields."""
-        return Episode(
+    def episode_snapshot(self) -> EpisodeInfo:
+        """The episode clock now: the EPISODE message of the protocol (and /sim/episode)."""
+        return EpisodeInfo(
             episode_id=self.episode_id,
             episode=self._episode,
             reset_epoch=self._reset_epoch,

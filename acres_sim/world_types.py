@@ -1,12 +1,12 @@
-"""What the world takes and gives: an agent's spec and start pose, its status, what one step produced
-and the fields of the Episode message (acres_sim.world holds the session that uses them)."""
+"""What the world takes and gives: an agent's spec and start pose, its status and what one step
+produced (acres_sim.world holds the session that uses them)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from acres_bridge.wire.dbw import DbwReport
-from acres_bridge.wire.vocabulary import SimState, Source, Vehicle
+from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim.errors import AgentError
 from acres_sim.ins import InsParams, InsSample
 from acres_sim.kinematics import BodyMotion, VehicleState
@@ -14,7 +14,7 @@ from acres_sim.sensors import CaptureJob, SensorFrame
 from acres_sim.tractor import TractorObservation
 from acres_sim.vehicles import VehicleParams
 
-__all__ = ["AgentSpec", "AgentStatus", "Episode", "Pose2D", "StepOutput"]
+__all__ = ["AgentSpec", "AgentStatus", "Pose2D", "StepOutput"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,21 +104,3 @@ class StepOutput:
     images: tuple[SensorFrame, ...] = ()
     tractors: tuple[tuple[int, TractorObservation], ...] = ()
     capture: CaptureJob | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Episode:
-    """The fields of the Episode message (/sim/episode), plus the stamp of the step it describes."""
-
-    episode_id: str
-    episode: int
-    reset_epoch: int
-    step: int
-    stamp_ns: int
-    episode_time_s: float
-    state: SimState
-    lockstep: bool
-    seed: int
-    source: Source
-    map: str
-    agents: tuple[str, ...]

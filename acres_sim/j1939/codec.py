@@ -155,36 +155,6 @@ class Signal:
         return round(raw * self.scale + self.offset, _decimals(self.scale, self.offset))
 
 
-def _state(name: str, byte: int, bit: int) -> Signal:
-    """A J1939 2-bit state: 00 off, 01 on (10 error, 11 not available)."""
-    return Signal(name, byte, bit, 2, max_raw=1)
-
-
-def _code(name: str, byte: int, bit: int, length: int, max_raw: int) -> Signal:
-    return Signal(name, byte, bit, length, max_raw=max_raw)
-
-
-def _percent(name: str, byte: int) -> Signal:
-    return Signal(name, byte, scale=0.4, unit="%")
-
-
-def _torque(name: str, byte: int) -> Signal:
-    return Signal(name, byte, scale=1.0, offset=-125.0, unit="%")
-
-
-def _speed(name: str) -> Signal:
-    return Signal(name, 1, length=16, scale=0.001, unit="m/s")
-
-
-def _distance(name: str) -> Signal:
-    return Signal(name, 3, length=32, scale=0.001, unit="m")
-
-
-def _direction(byte: int, bit: int) -> Signal:
-    """ISO 11783-7 A.7: 00 reverse, 01 forward."""
-    return _state("direction", byte, bit)
-
-
 @dataclass(frozen=True, slots=True)
 class FrameSpec:
     """One parameter group as this bus uses it: its identifier parts and its signals."""

@@ -63,7 +63,21 @@ def hello(*agents: AgentEntry, **changes: Any) -> Hello:
 
 
 def ins_sample(step: int = 12, *, has_position: bool = True, **changes: Any) -> InsSample:
-    """An INS sample of a vehicle at rest 38 m east and 64 m north of the tile centre, heading east."""
+    """An INS sample of a vehicle at rest 38 m east and 64 m north of the tile centre, heading east.
+
+    Without a fix (``has_position=False``) the fields that need one are NaN, as the simulator sends
+    them (a Maxxum, or a Polaris in an outage)."""
+    nan = math.nan
+    no_fix = (
+        {}
+        if has_position
+        else {
+            "position": (nan, nan, nan),
+            "latitude_deg": nan,
+            "longitude_deg": nan,
+            "position_variance": (nan, nan, nan),
+        }
+    )
     base = InsSample(
         step=step,
         stamp_ns=step * 1_000_000_000 // 120,
@@ -82,7 +96,7 @@ def ins_sample(step: int = 12, *, has_position: bool = True, **changes: Any) -> 
         true_orientation=(0.0, 0.0, 0.0, 1.0),
         true_speed=0.0,
     )
-    return replace(base, **changes)
+    return replace(base, **{**no_fix, **changes})
 
 
 def dbw_report(step: int = 12, **changes: Any) -> DbwReport:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+import samples
 
 from acres_bridge.convert.frame_names import frame_names
 from acres_bridge.convert.ins import odometry
-from acres_bridge.wire import InsSample
 
 FIELDS = ["utm", "base_footprint", "imu", "oxts", "navsat", "gnss", "lidar", "camera_optical", "world", "can"]
 
@@ -127,23 +127,6 @@ def test_an_unknown_vehicle_is_refused(vehicle):
 
 
 def test_the_spec_example_second_polaris_odometry_child_frame():
-    sample = InsSample(
-        step=1,
-        stamp_ns=8_333_333,
-        has_position=True,
-        position=(500438.1, 4479963.9, 181.7),
-        latitude_deg=40.47,
-        longitude_deg=-86.99,
-        orientation=(0.0, 0.0, 0.0, 1.0),
-        velocity=(0.0, 0.0, 0.0),
-        angular_rate=(0.0, 0.0, 0.0),
-        specific_force=(0.0, 0.0, 9.81),
-        position_variance=(0.01, 0.01, 0.04),
-        velocity_variance=(0.0, 0.0, 0.0),
-        attitude_variance=(0.0, 0.0, 0.0),
-        true_position=(500438.1, 4479963.9, 181.7),
-        true_orientation=(0.0, 0.0, 0.0, 1.0),
-        true_speed=0.0,
-    )
+    sample = samples.ins_sample(1)
     message = odometry(sample, frame_names(vehicle="polaris", frame_prefix="polaris2"))
     assert (message.header.frame_id, message.child_frame_id) == ("utm", "polaris2/base_footprint")

@@ -68,25 +68,8 @@ class Recorder:
 
 
 def ins(step: int) -> InsSample:
-    nan = float("nan")
-    return InsSample(
-        step=step,
-        stamp_ns=step * 1_000_000_000 // 120,
-        has_position=False,
-        position=(nan, nan, nan),
-        latitude_deg=nan,
-        longitude_deg=nan,
-        orientation=(0.0, 0.0, 0.0, 1.0),
-        velocity=(0.0, 0.0, 0.0),
-        angular_rate=(0.0, 0.0, 0.0),
-        specific_force=(0.0, 0.0, 9.81),
-        position_variance=(nan, nan, nan),
-        velocity_variance=(0.01, 0.01, 0.01),
-        attitude_variance=(1e-6, 1e-6, 1e-6),
-        true_position=(500400.0, 4479900.0, 181.5),
-        true_orientation=(0.0, 0.0, 0.0, 1.0),
-        true_speed=0.0,
-    )
+    """An INS sample without a fix."""
+    return samples.ins_sample(step, has_position=False)
 
 
 class ScriptedSimulator:

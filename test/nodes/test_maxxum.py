@@ -90,22 +90,12 @@ OBSERVATION = MaxxumObservation(
 
 
 def ins(step: int, speed: float) -> InsSample:
-    return InsSample(
-        step=step,
-        stamp_ns=round(step * NS_PER_STEP),
+    """A Maxxum's INS sample (no fix) at ``speed`` straight ahead."""
+    return samples.ins_sample(
+        step,
         has_position=False,
-        position=(math.nan,) * 3,
-        latitude_deg=math.nan,
-        longitude_deg=math.nan,
-        orientation=(0.0, 0.0, 0.0, 1.0),
+        stamp_ns=round(step * NS_PER_STEP),
         velocity=(speed, 0.0, 0.0),
-        angular_rate=(0.0, 0.0, 0.0),
-        specific_force=(0.0, 0.0, 9.81),
-        position_variance=(math.nan,) * 3,
-        velocity_variance=(0.01, 0.01, 0.01),
-        attitude_variance=(1e-6, 1e-6, 1e-6),
-        true_position=(500400.0, 4479900.0, 181.5),
-        true_orientation=(0.0, 0.0, 0.0, 1.0),
         true_speed=speed,
     )
 

@@ -36,6 +36,7 @@ from acres_bridge.wire import (
     encode,
 )
 from acres_bridge.wire.frames import HEADER
+from acres_bridge.wire.json_fields import json_object
 from acres_bridge.wire.maxxum import (
     MaxxumCommand,
     MaxxumObservation,
@@ -272,11 +273,8 @@ def maxxum_command_to_message(command: MaxxumCommand) -> String:
 
 
 def maxxum_command_from_message(message: String) -> MaxxumCommand:
-    try:
-        data = json.loads(message.data)
-    except json.JSONDecodeError as error:
-        raise ProtocolError(f"MAXXUM_COMMAND on the internal topic: not JSON ({error})") from None
-    if not isinstance(data, dict) or "seq" in data:
+    data = json_object("MAXXUM_COMMAND on the internal topic", message.data)
+    if "seq" in data:
         raise ProtocolError("MAXXUM_COMMAND on the internal topic: expected a JSON object without seq")
     command = decode_maxxum_command(json.dumps({"seq": 1, **data}).encode())
     return dataclasses.replace(command, seq=0)

@@ -26,6 +26,7 @@ from acres_bridge.convert.frame_names import FrameNames
 from acres_bridge.convert.rig import check_rig, mount_transforms
 from acres_bridge.errors import CommandRefusedError
 from acres_bridge.wire import ProtocolError, SensorMount
+from acres_bridge.wire.json_fields import json_object
 from acres_bridge.wire.maxxum import (
     MAX_CURVATURE_1PM,
     Difflock,
@@ -166,13 +167,8 @@ def implement_controls(message: Any, current: ImplementControls) -> ImplementCon
 
     CommandRefusedError for text that is not a JSON object, an unknown key, or a bad value.
     """
-    text = message.data
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CommandRefusedError(f"implement/cmd: not JSON ({error}): {text[:80]!r}") from None
-    try:
-        controls = decode_implement_controls(data, what="implement/cmd")
+        controls = decode_implement_controls(json_object("implement/cmd", message.data), what="implement/cmd")
     except ProtocolError as error:
         raise CommandRefusedError(str(error)) from None
     if controls.hitch_mode is not None:

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from acres_bridge.wire.errors import ProtocolError
 
 __all__ = [
+    "MAX_JSON_BYTES",
     "MAX_STAMP_NS",
     "check_stamp",
     "finite",
@@ -27,13 +28,23 @@ __all__ = [
 E = TypeVar("E", bound=StrEnum)
 
 MAX_STAMP_NS = (1 << 31) * 1_000_000_000 - 1  # builtin_interfaces/Time holds int32 seconds
+MAX_JSON_BYTES = 65_536  # the longest JSON text taken: the protocol's messages need a few hundred bytes
 
 
-def json_object(what: str, payload: bytes) -> dict[str, Any]:
+def json_object(what: str, payload: bytes | str) -> dict[str, Any]:
+    """The JSON object of a payload (UTF-8 bytes or text) of at most ``MAX_JSON_BYTES``.
+
+    Every way a text can fail to be one is a ProtocolError: not UTF-8, not JSON, an integer beyond
+    Python's digit limit, nesting beyond the recursion limit, too long, or another JSON value.
+    """
+    if len(payload) > MAX_JSON_BYTES:
+        raise ProtocolError(f"{what}: payload of {len(payload)} bytes; at most {MAX_JSON_BYTES} are taken")
     try:
-        data = json.loads(payload.decode("utf-8"))
+        text = payload.decode("utf-8") if isinstance(payload, bytes) else payload
+        data = json.loads(text)
     except (UnicodeDecodeError, ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError
-        raise ProtocolError(f"{what}: payload is not a UTF-8 JSON object ({error})") from None
+        reason = str(error) if not isinstance(error, RecursionError) else "nested too deeply"
+        raise ProtocolError(f"{what}: payload is not a UTF-8 JSON object ({reason[:200]})") from None
     if not isinstance(data, dict):
         raise ProtocolError(f"{what}: payload must be a JSON object, found {type(data).__name__}")
     return data

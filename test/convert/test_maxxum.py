@@ -242,9 +242,12 @@ def test_implement_cmd_sets_its_keys_and_keeps_the_others() -> None:
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ("{hitch_mode: float", r"implement/cmd: not JSON \(Expecting property name"),
-        ("", r"implement/cmd: not JSON"),
-        ('["float"]', r"implement/cmd: must be a JSON object, found list"),
+        (
+            "{hitch_mode: float",
+            r"implement/cmd: payload is not a UTF-8 JSON object \(Expecting property name",
+        ),
+        ("", r"implement/cmd: payload is not a UTF-8 JSON object"),
+        ('["float"]', r"implement/cmd: payload must be a JSON object, found list"),
         ('{"hitch": "float"}', r"implement/cmd: unknown field\(s\) hitch; known: depth_stop_m, hitch_mode"),
         ('{"hitch_mode": "auto"}', r"implement/cmd: field 'hitch_mode' must be one of"),
         ('{"depth_stop_m": 1.5}', r"implement/cmd: field 'depth_stop_m' must be in 0 .. 1, found 1.5"),

@@ -8,6 +8,7 @@ from array import array
 import pytest
 from convert.test_dbw import REPORT
 from rclpy.serialization import deserialize_message, serialize_message
+from std_msgs.msg import String
 
 from acres_bridge.ingest.channels import (
     AGENT_RESET,
@@ -18,9 +19,10 @@ from acres_bridge.ingest.channels import (
     EPISODE,
     INS,
     LIDAR,
+    MAXXUM_COMMAND,
     IngestChannel,
 )
-from acres_bridge.wire import AgentReset, Clock, DbwCommand, EpisodeInfo, InsSample
+from acres_bridge.wire import AgentReset, Clock, DbwCommand, EpisodeInfo, InsSample, ProtocolError
 from acres_bridge.wire.perception import CameraImage, ImageEncoding, LidarScan
 
 INS_SAMPLE = InsSample(
@@ -87,3 +89,15 @@ def test_a_sample_crosses_the_internal_topic_unchanged(
         assert back.flags == REPORT.flags
     else:
         assert back == sample
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["9" * 5000, "[" * 100_000, "[" * 60_000, '{"seq": 3, "speed_mps": 1.0}', "null"],
+    ids=["huge-integer", "long-text", "deep-nesting", "with-seq", "not-an-object"],
+)
+def test_a_bad_maxxum_command_from_a_peer_is_a_protocol_error(text: str) -> None:
+    # Any peer may publish on the internal topic: its text is refused as the wire refuses it, never
+    # an exception that would end the ingest's executor.
+    with pytest.raises(ProtocolError, match="MAXXUM_COMMAND on the internal topic"):
+        MAXXUM_COMMAND.from_message(String(data=text))

@@ -68,8 +68,13 @@ def test_the_internal_command_carries_no_seq() -> None:
 @pytest.mark.parametrize(
     ("channel", "message", "error", "match"),
     [
-        (MAXXUM_COMMAND, String(data="{"), ProtocolError, r"MAXXUM_COMMAND on the internal topic: not JSON"),
-        (MAXXUM_COMMAND, String(data="[1]"), ProtocolError, r"expected a JSON object without seq"),
+        (
+            MAXXUM_COMMAND,
+            String(data="{"),
+            ProtocolError,
+            r"MAXXUM_COMMAND on the internal topic: payload is not a UTF-8 JSON object",
+        ),
+        (MAXXUM_COMMAND, String(data="[1]"), ProtocolError, r"payload must be a JSON object, found list"),
         (MAXXUM_COMMAND, String(data='{"seq": 5}'), ProtocolError, r"expected a JSON object without seq"),
         (MAXXUM_COMMAND, String(data='{"pedal": 2.0}'), ProtocolError, r"MAXXUM_COMMAND: field"),
         (MAXXUM_OBSERVATION, String(data="{}"), ProtocolError, r"MAXXUM_OBSERVATION: "),

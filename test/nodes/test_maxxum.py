@@ -329,8 +329,21 @@ def test_a_new_session_forgets_the_guidance(rig: Rig) -> None:
         ("hand_throttle_cmd", Float32(data=math.nan), "hand_throttle_cmd"),
         ("implement/cmd", String(data="{not json"), "implement/cmd"),
         ("implement/cmd", String(data='{"depth": 0.1}'), "implement/cmd"),
+        ("implement/cmd", String(data="9" * 5000), "implement/cmd"),
+        ("implement/cmd", String(data="[" * 100_000), "implement/cmd"),
+        ("implement/cmd", String(data="[" * 60_000), "implement/cmd"),
     ],
-    ids=["speed-nan", "curvature-inf", "lever-inf", "throttle-nan", "broken-json", "unknown-key"],
+    ids=[
+        "speed-nan",
+        "curvature-inf",
+        "lever-inf",
+        "throttle-nan",
+        "broken-json",
+        "unknown-key",
+        "huge-integer",
+        "long-text",
+        "deep-nesting",
+    ],
 )
 def test_a_bad_command_is_refused_counted_and_never_sent(
     rig: Rig, topic: str, message: Any, match: str

@@ -883,9 +883,10 @@ def test_every_json_decoder_gives_back_its_own_sample(what):
         (b'"text"', "must be a JSON object, found str"),
         (b"3", "must be a JSON object, found int"),
         (b"null", "must be a JSON object, found NoneType"),
-        (b"[" * 100_000, "not a UTF-8 JSON object"),
+        (b"[" * 60_000, r"not a UTF-8 JSON object \(nested too deeply\)"),
+        (b"[" * 100_000, "payload of 100000 bytes; at most 65536 are taken"),
     ],
-    ids=["empty", "truncated", "not_utf8", "list", "string", "number", "null", "deep"],
+    ids=["empty", "truncated", "not_utf8", "list", "string", "number", "null", "deep", "long"],
 )
 def test_json_decoders_refuse_a_payload_that_is_not_an_object(what, payload, match):
     decoder, _ = JSON_DECODERS[what]

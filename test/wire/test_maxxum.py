@@ -227,7 +227,12 @@ def test_round_trip_property(message):
         (b"\xff\xfe", r"payload is not a UTF-8 JSON object"),
         (b"{", r"payload is not a UTF-8 JSON object"),
         (b"[1, 2]", r"payload must be a JSON object, found list"),
+        (b"9" * 5000, r"payload is not a UTF-8 JSON object \(Exceeds the limit"),  # Python's int digit limit
+        (b"[" * 100_000, r"payload of 100000 bytes; at most 65536 are taken"),
+        (b"[" * 60_000, r"payload is not a UTF-8 JSON object \(nested too deeply\)"),
+        (b'{"a": "' + b"x" * 70_000 + b'"}', r"payload of 70009 bytes; at most 65536 are taken"),
     ],
+    ids=["not-utf8", "truncated", "a-list", "huge-integer", "long-nesting", "deep-nesting", "too-long"],
 )
 def test_refuses_a_payload_that_is_no_json_object(decoder, raw, message):
     with pytest.raises(ProtocolError, match=message):

@@ -27,6 +27,7 @@ from acres_bridge.wire.vocabulary import Vehicle
 __all__ = ["SubsystemNode", "profiles"]
 
 S = TypeVar("S")
+T = TypeVar("T")
 REFUSAL_LOG_S = 1.0  # a refusal's warning at most this often (every refusal is counted)
 
 
@@ -85,7 +86,7 @@ class SubsystemNode(Node):
         spec = self.topic(name)
         if spec.direction is not Direction.SUBSCRIBE:
             raise ValueError(f"{name} is not a topic the bridge subscribes to ({spec.direction.value})")
-        return spec.create_subscription(self, callback)
+        return spec.create_subscription(self, self._guarded(callback, f"a {name} message"))
 
     def samples(
         self, channel: IngestChannel[S], callback: Callable[[S], None], *, agent: int | None = None
@@ -94,7 +95,7 @@ class SubsystemNode(Node):
         source = SampleSubscription(
             self,
             channel,
-            callback,
+            self._guarded(callback, f"a {channel.sample_type.__name__} sample"),
             namespace=self.ingest_namespace,
             agent=self.agent if agent is None else agent,
         )
@@ -105,6 +106,18 @@ class SubsystemNode(Node):
         outlet = SampleOutlet(self, channel, namespace=self.ingest_namespace, agent=self.agent)
         self._outlets.append(outlet)
         return outlet
+
+    def _guarded(self, callback: Callable[[T], None], what: str) -> Callable[[T], None]:
+        """``callback``, with any error it raises refused under "error" rather than let out to the
+        executor, which would end the process: one bad message must not end the bridge."""
+
+        def guarded(message: T) -> None:
+            try:
+                callback(message)
+            except Exception as error:  # the executor's last line of defence
+                self.refuse("error", what, f"{type(error).__name__}: {str(error)[:200]}")
+
+        return guarded
 
     def refuse(self, kind: str, what: str, reason: str) -> None:
         """Count a refused input under `kind` and say why, at a limited rate: "refused WHAT (N so

@@ -21,6 +21,7 @@ from acres_bridge.ingest.channels import (
     SESSION,
     Session,
 )
+from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.nodes.clock_tf import ClockTf
 from acres_bridge.nodes.dbw import Dbw
 from acres_bridge.nodes.episode import EpisodeClock
@@ -170,3 +171,27 @@ def test_dbw_forwards_a_good_command_and_refuses_a_bad_one_with_a_count() -> Non
         steered = by_target[DbwTarget.STEERING]
         assert (steered.cmd_type, steered.cmd) == (SteeringCmd.CMD_ANGLE, 90.0)
         assert set(by_target) == {DbwTarget.STEERING, DbwTarget.ENABLE}
+
+
+class FaultyClock(SubsystemNode):
+    """A node whose clock callback fails on every second sample, as a bug or a bad input would."""
+
+    DEFAULT_NODE_NAME = "faulty_clock"
+
+    def __init__(self, **node_options: object) -> None:
+        super().__init__(**node_options)
+        self.steps: list[int] = []
+        self.samples(CLOCK, self._on_clock)
+
+    def _on_clock(self, clock: Clock) -> None:
+        if clock.step % 2 == 0:
+            raise RuntimeError(f"cannot take step {clock.step}")
+        self.steps.append(clock.step)
+
+
+def test_an_error_in_a_callback_is_refused_and_counted_and_the_node_goes_on() -> None:
+    with node_rig(FaultyClock, feeds=(CLOCK,)) as rig:
+        for step in (1, 2, 3, 4, 5):
+            rig.feed(CLOCK, Clock(step=step, stamp_ns=step * 8_333_333))
+        assert rig.node.steps == [1, 3, 5]
+        assert rig.node.refused == {"error": 2}

@@ -57,6 +57,7 @@ from acres_bridge.wire import (
     decode,
     encode,
 )
+from acres_bridge.wire.clock import MAX_STEPS_PER_REQUEST
 from acres_bridge.wire.maxxum import MaxxumCommand
 from acres_bridge.wire.vocabulary import SimState, Vehicle
 from acres_sim import __version__
@@ -418,8 +419,12 @@ class SimServer:
 
     def _step_request(self, connection: _Connection, request: StepRequest) -> None:
         world = self.world
-        if world.state is not SimState.PAUSED:
+        status: StepStatus | None = None
+        if request.steps > MAX_STEPS_PER_REQUEST:
+            status = StepStatus.TOO_MANY_STEPS  # a request runs to its end: the bound keeps it short
+        elif world.state is not SimState.PAUSED:
             status = StepStatus.STOPPED if world.state is SimState.STOPPED else StepStatus.NOT_PAUSED
+        if status is not None:
             self._send(
                 connection,
                 encode(StepDone(request_id=request.request_id, last_step=world.step, status=status)),

@@ -30,6 +30,7 @@ from acres_bridge.ingest.steps import StepOutcome
 from acres_bridge.pace import describe_pace
 from acres_bridge.shutdown import shutdown_requested
 from acres_bridge.wire import EpisodeInfo, SimState
+from acres_bridge.wire.clock import MAX_STEPS_PER_REQUEST
 
 __all__ = ["FEATURES", "SimulationControl", "SimulatorCommands"]
 
@@ -238,6 +239,12 @@ class SimulationControl:
     def _run_steps(self, steps: int) -> StepOutcome:
         if steps < 1:
             return StepOutcome(False, message="steps must be at least 1")
+        if steps > MAX_STEPS_PER_REQUEST:
+            return StepOutcome(
+                False,
+                message=f"steps must be at most {MAX_STEPS_PER_REQUEST} (5 simulated minutes) per call, "
+                f"found {steps}; /simulate_steps takes any number and can be canceled",
+            )
         refusal = self._not_paused()
         if refusal is not None:
             return StepOutcome(False, message=refusal)

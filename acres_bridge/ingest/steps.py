@@ -9,10 +9,18 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import Final
 
 from acres_bridge.wire import StepDone, StepStatus
+from acres_bridge.wire.clock import MAX_STEPS_PER_REQUEST
 
 __all__ = ["PendingStep", "PendingSteps", "StepOutcome"]
+
+_REFUSALS: Final = {
+    StepStatus.NOT_PAUSED: "the simulation is not paused",
+    StepStatus.STOPPED: "the simulation is stopped",
+    StepStatus.TOO_MANY_STEPS: f"more than {MAX_STEPS_PER_REQUEST} steps in one request",
+}
 
 _MAX_REQUEST_ID = 0xFFFFFFFF  # request ids are uint32 on the wire, from 1
 
@@ -71,9 +79,8 @@ class PendingSteps:
             if message.status != StepStatus.DONE:
                 del self._open[message.request_id]
         if message.status != StepStatus.DONE:
-            reason = "stopped" if message.status == StepStatus.STOPPED else "not paused"
             pending.end(
-                StepOutcome(False, message=f"the simulator refused the steps: the simulation is {reason}")
+                StepOutcome(False, message=f"the simulator refused the steps: {_REFUSALS[message.status]}")
             )
             return True
         pending.last_step = message.last_step

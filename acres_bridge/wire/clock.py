@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["NS_PER_S", "is_due", "samples_through", "step_stamp_ns"]
+__all__ = ["MAX_STEPS_PER_REQUEST", "NS_PER_S", "is_due", "samples_through", "step_stamp_ns"]
 
 NS_PER_S: Final = 1_000_000_000
+MAX_STEPS_PER_REQUEST: Final = 36_000
+"""The most physics steps one step request may ask for: 5 simulated minutes at 120 Hz. A request
+runs to its end before the simulator serves anything else, so the bound keeps it answerable."""
 
 
 def step_stamp_ns(step: int, physics_hz: int) -> int:

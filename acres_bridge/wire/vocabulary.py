@@ -40,6 +40,7 @@ class StepStatus(IntEnum):
     DONE = 0  # the steps ran; every stream carries a mark at last_step after their data
     NOT_PAUSED = 1  # refused: steps run only while the simulation is paused
     STOPPED = 2  # refused: the simulation is stopped
+    TOO_MANY_STEPS = 3  # refused: more steps than wire.clock.MAX_STEPS_PER_REQUEST
 
 
 class ClientRole(StrEnum):

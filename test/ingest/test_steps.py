@@ -37,6 +37,15 @@ def test_a_refusal_ends_the_request_with_the_reason() -> None:
     assert "not paused" in pending.outcome.message
 
 
+def test_a_refusal_of_too_many_steps_says_the_maximum() -> None:
+    steps = PendingSteps()
+    pending = steps.open()
+    refused = StepDone(request_id=pending.request_id, last_step=0, status=StepStatus.TOO_MANY_STEPS)
+    assert steps.answered(refused, marked=None)
+    assert pending.outcome is not None
+    assert pending.outcome.message == "the simulator refused the steps: more than 36000 steps in one request"
+
+
 def test_an_answer_to_no_open_request_is_reported() -> None:
     steps = PendingSteps()
     forgotten = steps.open()

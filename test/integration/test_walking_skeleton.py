@@ -294,6 +294,10 @@ def test_simulation_state_and_features(session: Session) -> None:
     assert already.result.result == SetSimulationState.Response.ALREADY_IN_TARGET_STATE
     zero = ros.call(StepSimulation, "/step_simulation", StepSimulation.Request(steps=0))
     assert zero.result.result == Result.RESULT_OPERATION_FAILED
+    # A trillion steps would hold the simulator for days: refused at once, with the maximum.
+    huge = ros.call(StepSimulation, "/step_simulation", StepSimulation.Request(steps=10**12))
+    assert huge.result.result == Result.RESULT_OPERATION_FAILED
+    assert huge.result.error_message.startswith("steps must be at most 36000 (5 simulated minutes) per call")
 
 
 def test_reset_starts_a_new_episode(session: Session) -> None:

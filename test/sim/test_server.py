@@ -39,6 +39,7 @@ from acres_bridge.wire import (
     encode,
 )
 from acres_bridge.wire.can import decode_datagram, encode_datagram, is_barrier
+from acres_bridge.wire.clock import MAX_STEPS_PER_REQUEST
 from acres_bridge.wire.dbw import COMMAND_FLAG_ENABLE
 from acres_bridge.wire.maxxum import Difflock, ImplementControls, MaxxumCommand, MaxxumObservation
 from acres_bridge.wire.perception import CameraImage, CameraIntrinsics, LidarScan, camera_intrinsics
@@ -139,6 +140,21 @@ def test_a_step_request_gives_clocks_ins_a_mark_and_step_done(serve) -> None:  #
     assert len(samples) == 100
     assert data[-1] == StreamMark(last_step=120)
     assert [s.stamp_ns for s in samples] == [s.step * 1_000_000_000 // 120 for s in samples]
+
+
+def test_a_request_of_more_steps_than_the_maximum_is_refused_at_once(serve) -> None:  # type: ignore[no-untyped-def]
+    # 2**40 steps would keep the simulator stepping for hours, deaf to every other client.
+    server = serve()
+    control, _, _ = connect(server)
+    control.send(StepRequest(request_id=1, steps=2**40))
+    assert control.until(StepDone)[-1] == StepDone(
+        request_id=1, last_step=0, status=StepStatus.TOO_MANY_STEPS
+    )
+    control.send(StepRequest(request_id=2, steps=MAX_STEPS_PER_REQUEST + 1))
+    assert control.until(StepDone)[-1].status == StepStatus.TOO_MANY_STEPS
+    control.send(StepRequest(request_id=3, steps=2))
+    assert control.until(StepDone)[-1] == StepDone(request_id=3, last_step=2)
+    assert server.world.step == 2
 
 
 def test_steps_are_refused_unless_paused(serve) -> None:  # type: ignore[no-untyped-def]

@@ -11,6 +11,7 @@ from typing import Any
 
 from acres_bridge.errors import CommandRefusedError
 from acres_bridge.wire import AgentReset
+from acres_bridge.wire.messages import RESET_REACH_M
 
 __all__ = ["reset_in_world"]
 
@@ -28,4 +29,10 @@ def reset_in_world(message: Any, origin_utm: tuple[float, float, float], *, agen
         raise CommandRefusedError("the orientation is not a rotation (a zero quaternion)")
     x, y, z, w = (v / norm for v in (q.x, q.y, q.z, q.w))
     yaw = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-    return AgentReset(agent=agent, x_m=p.x - origin_utm[0], y_m=p.y - origin_utm[1], yaw_rad=yaw)
+    east, north = p.x - origin_utm[0], p.y - origin_utm[1]
+    if max(abs(east), abs(north)) > RESET_REACH_M:
+        raise CommandRefusedError(
+            f"the pose is {east:.1f} m east and {north:.1f} m north of the tile's centre; a reset must stay "
+            f"within {RESET_REACH_M:.0f} m of it in each direction (the tile spans 400 m either way)"
+        )
+    return AgentReset(agent=agent, x_m=east, y_m=north, yaw_rad=yaw)

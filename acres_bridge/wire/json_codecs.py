@@ -20,6 +20,7 @@ from acres_bridge.wire.json_fields import (
     triple,
 )
 from acres_bridge.wire.messages import (
+    RESET_REACH_M,
     AgentEntry,
     AgentReset,
     ClientHello,
@@ -180,12 +181,19 @@ def decode_reset_session(payload: bytes) -> ResetSession:
 def decode_agent_reset(payload: bytes) -> AgentReset:
     what = "AGENT_RESET"
     data = json_object(what, payload)
-    return AgentReset(
+    reset = AgentReset(
         agent=non_negative(what, data, "agent"),
         x_m=number(what, data, "x_m"),
         y_m=number(what, data, "y_m"),
         yaw_rad=number(what, data, "yaw_rad"),
     )
+    for key, value in (("x_m", reset.x_m), ("y_m", reset.y_m)):
+        if abs(value) > RESET_REACH_M:
+            raise ProtocolError(
+                f"{what}: field {key!r} must be within +-{RESET_REACH_M:.0f} m of the world origin, "
+                f"found {value!r}"
+            )
+    return reset
 
 
 def decode_sensor_meta(payload: bytes) -> SensorMeta:

@@ -8,11 +8,12 @@ acres_bridge.wire.registry pairs each with its frame kind.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from acres_bridge.wire.vocabulary import ClientRole, SensorKind, SimState, Source, StepStatus, Vehicle
 
 __all__ = [
+    "RESET_REACH_M",
     "AgentEntry",
     "AgentReset",
     "ClientHello",
@@ -29,6 +30,11 @@ __all__ = [
     "StepRequest",
     "StreamMark",
 ]
+
+RESET_REACH_M: Final = 1_000.0
+"""How far from the world origin (the tile's centre) a reset may put an agent, in x and in y: the
+tile spans +-400 m; beyond a margin of 600 m there is no ground to stand on and the INS position
+leaves what its numbers can carry."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,7 +116,8 @@ class ResetSession:
 
 @dataclass(frozen=True, kw_only=True)
 class AgentReset:
-    """Move one agent to a pose of the world frame and stop it."""
+    """Move one agent to a pose of the world frame and stop it (within ``RESET_REACH_M`` of the
+    world origin in x and y)."""
 
     agent: int
     x_m: float

@@ -47,3 +47,21 @@ def test_a_pose_that_is_no_pose_is_refused(field: str, value: float, match: str)
         message.pose.orientation.z = message.pose.orientation.w = 0.0
     with pytest.raises(CommandRefusedError, match=match):
         reset_in_world(message, ORIGIN, agent=0)
+
+
+@pytest.mark.parametrize(
+    ("east", "north"),
+    [(1_000_000.0, 0.0), (0.0, -1e9), (1000.5, 0.0), (-3000.0, 2000.0)],
+    ids=["1000-km-east", "1e9-south", "just-beyond", "both"],
+)
+def test_a_pose_off_the_tile_is_refused(east: float, north: float) -> None:
+    # 1000 km east put the vehicle off the ground; at 1e9 m its INS latitude became inf and
+    # /vehicle/odom stopped until the next reset.
+    message = samples.reset_pose(ORIGIN[0] + east, ORIGIN[1] + north, 0.0)
+    with pytest.raises(CommandRefusedError, match="a reset must stay within 1000 m of it in each direction"):
+        reset_in_world(message, ORIGIN, agent=0)
+
+
+def test_a_pose_at_the_edge_of_the_reach_is_taken() -> None:
+    reset = reset_in_world(samples.reset_pose(ORIGIN[0] - 1000.0, ORIGIN[1] + 1000.0, 0.0), ORIGIN, agent=0)
+    assert (reset.x_m, reset.y_m) == (-1000.0, 1000.0)

@@ -1207,3 +1207,11 @@ def test_decode_refuses_a_kind_without_a_decoder(monkeypatch):
 def test_decode_passes_a_bad_payload_on_as_protocol_error(kind):
     with pytest.raises(ProtocolError, match=kind.name):
         decode(Frame(kind, b"\x00" * 3))
+
+
+@pytest.mark.parametrize(("key", "value"), [("x_m", 1e15), ("y_m", -1000.001), ("x_m", -2e3)])
+def test_agent_reset_refuses_a_position_off_the_tile(key, value):
+    # A raw AGENT_RESET with x = 1e15 put the vehicle where its INS numbers overflow.
+    data = {"agent": 0, "x_m": 1.0, "y_m": 2.0, "yaw_rad": 0.0, key: value}
+    with pytest.raises(ProtocolError, match=rf"AGENT_RESET: field '{key}' must be within \+-1000 m"):
+        json_codecs.decode_agent_reset(json.dumps(data).encode())

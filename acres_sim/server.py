@@ -36,6 +36,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from acres_bridge.rate_limited_log import RateLimitedLog
 from acres_bridge.wire import (
     PROTOCOL_VERSION,
     AgentEntry,
@@ -136,6 +137,7 @@ class SimServer:
         bridge) and every change of the episode, and is closed when the server closes: the
         episode log is one. In free run the pace is reported at most every `pace_report_s`.
         """
+        self._warn = RateLimitedLog(_log)  # bad input: each kind at once, then at most every 5 s
         self.world = world
         self._observers = tuple(observers)
         # Free run renders in a thread of its own; lockstep renders inline, deterministic in its order.
@@ -301,7 +303,10 @@ class SimServer:
                 if error.version_mismatch is not None:
                     self._refuse(connection, str(error))
                     return
-                _log.warning("%s/%d: dropped a frame: %s", connection.listener, connection.agent, error)
+                self._warn.warning(
+                    f"payload/{connection.listener}/{connection.agent}",
+                    f"{connection.listener}/{connection.agent}: dropped a frame: {error}",
+                )
                 continue
             if not connection.ready:
                 if not self._handshake(connection, message):
@@ -317,8 +322,9 @@ class SimServer:
                 f"this simulator speaks {PROTOCOL_VERSION}",
             )
         if reader.dropped:
-            _log.warning(
-                "%s/%d: dropped frames %s", connection.listener, connection.agent, dict(reader.dropped)
+            self._warn.warning(
+                f"framing/{connection.listener}/{connection.agent}",
+                f"{connection.listener}/{connection.agent}: dropped frames {dict(reader.dropped)}",
             )
             reader.dropped.clear()
         self._flush(connection)
@@ -377,8 +383,9 @@ class SimServer:
             world.reset_agent(message.agent, x=message.x_m, y=message.y_m, yaw=message.yaw_rad)
             self._broadcast_episode()
         else:
-            _log.warning(
-                "%s/%d: unexpected %s ignored", connection.listener, connection.agent, type(message).__name__
+            self._warn.warning(
+                f"unexpected/{connection.listener}/{type(message).__name__}",
+                f"{connection.listener}/{connection.agent}: unexpected {type(message).__name__} ignored",
             )
 
     def _vehicle_command(
@@ -399,7 +406,11 @@ class SimServer:
             else:
                 self.world.apply_tractor_command(connection.agent, command_from_message(command))
         except AcresSimError as error:
-            _log.warning("vehicle/%d: command %d ignored: %s", connection.agent, seq, error)
+            reason = str(error)  # one kind per reason: a flood of one bad command is one line per 5 s
+            self._warn.warning(
+                f"command/{connection.agent}/{reason}",
+                f"vehicle/{connection.agent}: command {seq} ignored: {reason}",
+            )
 
     def _can_commands(self, can: CanPort) -> None:
         """The frames a controller sent on a Maxxum's CAN bus, as tractor commands."""

@@ -4,7 +4,7 @@
     convert            pure conversions: ROS message types, no node
     ingest, nodes ...  the ROS wiring
     acres_sim          the reference simulator: imports the bridge's wire, geo, tools, msg_profiles,
-                       errors and pace line, nothing else of it; the bridge never imports it
+                       errors, pace line and rate-limited log, nothing else of it; the bridge never imports it
 
 A private name (one with a leading underscore) stays in its module; a private module stays in its
 package.
@@ -29,6 +29,7 @@ SIM_MAY_IMPORT = (
     "acres_bridge.msg_profiles",
     "acres_bridge.errors",
     "acres_bridge.pace",  # the pace line the simulator prints and acres_demo reads back
+    "acres_bridge.rate_limited_log",  # the one policy for warnings about repeated bad input
 )
 
 

@@ -157,6 +157,22 @@ def test_a_request_of_more_steps_than_the_maximum_is_refused_at_once(serve) -> N
     assert server.world.step == 2
 
 
+def test_a_flood_of_one_bad_command_is_logged_once(serve, caplog) -> None:  # type: ignore[no-untyped-def]
+    # 200 copies of one refused command must not become 200 log lines (the rest are counted in the
+    # next line of that kind, at most every 5 s).
+    server = serve()
+    control, _, hello = connect(server)
+    polaris = vehicle_channel(server, hello, 0)
+    with caplog.at_level(logging.WARNING, logger="acres_sim.server"):
+        for seq in range(1, 201):
+            polaris.send(DbwCommand(seq=seq, target=DbwTarget.GEAR, cmd_type=0, flags=0, cmd=0.0))
+        control.send(StepRequest(request_id=1, steps=1, command_seqs=(200,)))
+        assert control.until(StepDone)[-1] == StepDone(request_id=1, last_step=1)
+    ignored = [r.getMessage() for r in caplog.records if "ignored" in r.getMessage()]
+    assert len(ignored) == 1
+    assert ignored[0].startswith("vehicle/0: command 1 ignored:")
+
+
 def test_steps_are_refused_unless_paused(serve) -> None:  # type: ignore[no-untyped-def]
     server = serve(lockstep=False)
     control, _, _ = connect(server)

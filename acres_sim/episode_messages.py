@@ -11,7 +11,7 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
 from acres_bridge.msg_profiles import QosSpec, load_profiles
-from acres_bridge.tools.cdr_records import CdrRecord
+from acres_bridge.tools.cdr_records import CdrRecord, cdr_string
 from acres_bridge.tools.msgdef import definition_text
 from acres_bridge.tools.qos import Durability, History, OfferedQos, Reliability
 from acres_bridge.wire import EpisodeInfo
@@ -63,8 +63,8 @@ _DEFAULT_QOS: Final = "vehicle"  # the spec's profile of every channel without o
 AGENT_STATE_RECORD: Final = CdrRecord("s" + "d" * 19 + "B" + "dd" + "??" + "d" * 11)
 FARM_STAMP_RECORD: Final = CdrRecord("sB" + "d" * 9)
 FARM_EVENT_RECORD: Final = CdrRecord("Bs" + "d" * 6 + "s")
-NO_AGENT_TEXT: Final = b"\x00"  # the empty string: a FarmEvent of the weather
-EVENT_UNIT_TEXT: Final = {int(kind): unit.encode() + b"\x00" for kind, unit in EVENT_UNITS.items()}
+NO_AGENT_TEXT: Final = cdr_string("")  # a FarmEvent of the weather has no agent
+EVENT_UNIT_TEXT: Final = {int(kind): cdr_string(unit) for kind, unit in EVENT_UNITS.items()}
 
 
 @cache

@@ -18,6 +18,11 @@ images whose perception step it skipped (it says how many in its pace line), els
 (the bridge, or the node that owns the topic). More is HIGH (a second publisher, or a sample
 published twice).
 
+A topic its node publishes once for each message it takes (the odometry path: one nav_msgs/Path
+per pose added, every pose in it) is judged against the inputs the node took, which the newest
+message shows: a pose its node never received (lost between its input's depth-10 writer and a
+reader that was off a CPU) is noted as lost on the way, not held against the node.
+
 Pure: every method takes the times it is asked about.
 """
 
@@ -44,6 +49,8 @@ __all__ = [
     "Status",
     "TopicWatch",
     "Verdict",
+    "inputs_reader",
+    "path_poses_since",
     "stamp_reader",
 ]
 
@@ -56,6 +63,7 @@ RENDERED_TYPES = frozenset(
 _HORIZON_S = 15.0  # simulated times kept per topic: the rate window, the settling, a pace report's age
 
 StampReader = Callable[[bytes], int | None]
+InputsReader = Callable[[bytes, int], int | None]  # (message, since_ns) -> inputs taken since then
 
 
 class Status(Enum):
@@ -136,9 +144,14 @@ class Verdict:
     reason: str = ""  # for LOW: who skipped the messages that were never published
     unreceived: int = 0  # published (by their sequence numbers) but never received by this reader
     behind_s: float = 0.0  # for LATE: how far the newest message is behind the latest /clock
+    lost_before: int = 0  # inputs of a derived topic that never reached its node
+    node: str = ""  # that node
 
     def text(self) -> str:
-        note = f" (+{self.unreceived} published, not received here)" if self.unreceived else ""
+        notes = [f"+{self.unreceived} published, not received here"] if self.unreceived else []
+        if self.lost_before:
+            notes.append(f"{self.lost_before} inputs lost on the way to {self.node}")
+        note = f" ({'; '.join(notes)})" if notes else ""
         if self.status is Status.LOW:
             skipped = self.expected - self.received - self.unreceived
             return f"LOW: {skipped} of {self.expected} {self.reason}{note}"
@@ -168,6 +181,62 @@ def _first_transform_stamp(data: bytes) -> int | None:
     order = "<" if data[1] & 1 else ">"
     (count,) = struct.unpack_from(f"{order}I", data, 4)
     return _stamp_at(4)(data) if count > 0 else None
+
+
+def _align(offset: int, size: int) -> int:
+    return -(-offset // size) * size
+
+
+def path_poses_since(data: bytes, since_ns: int) -> int | None:
+    """How many poses of a raw nav_msgs/Path are stamped at or after since_ns; None when the path
+    may have dropped some of those (its oldest pose is later) or is not laid out as a trail (every
+    pose's frame name of one length, as odom_path makes them).
+
+    Read from the CDR bytes by a binary search over the stamps: each pose after the first has the
+    same length and starts on a multiple of 8."""
+    if len(data) < 16:
+        return None
+    order = "<" if data[1] & 1 else ">"
+    body = memoryview(data)[4:]
+    (frame_length,) = struct.unpack_from(f"{order}I", body, 8)
+    count_at = _align(12 + frame_length, 4)
+    if count_at + 4 > len(body):
+        return None
+    count = int(struct.unpack_from(f"{order}I", body, count_at)[0])
+    first = count_at + 4
+    if count == 0:
+        return 0
+    if first + 12 > len(body):
+        return None
+    (pose_frame_length,) = struct.unpack_from(f"{order}I", body, first + 8)
+    second = _align(first + 12 + pose_frame_length, 8) + 56
+    size = _align(12 + pose_frame_length, 8) + 56
+    if second + (count - 1) * size != len(body):
+        return None
+
+    def stamp(index: int) -> int:
+        at = first if index == 0 else second + (index - 1) * size
+        sec, nanosec = struct.unpack_from(f"{order}iI", body, at)
+        return int(sec) * NS_PER_S + int(nanosec)
+
+    if stamp(0) > since_ns:
+        return None
+    low, high = 0, count  # the first pose at or after since_ns lies in [low, high]
+    while low < high:
+        middle = (low + high) // 2
+        if stamp(middle) < since_ns:
+            low = middle + 1
+        else:
+            high = middle
+    return count - low
+
+
+def inputs_reader(message_class: type) -> InputsReader | None:
+    """How to read, from a raw message, how many inputs its node had taken since a simulated time:
+    for a nav_msgs/Path (a trail of poses, one message per pose added) its poses since then."""
+    if getattr(message_class, "__name__", "") == "Path" and message_class.__module__.startswith("nav_msgs"):
+        return path_poses_since
+    return None
 
 
 def stamp_reader(message_class: type) -> StampReader | None:
@@ -206,6 +275,8 @@ class TopicWatch:
     walls: deque[int] = field(default_factory=deque)  # arrivals within the last RATE_WINDOW_S
     recent_sims: deque[int] = field(default_factory=deque)  # simulated times not yet far behind
     recent_seqs: deque[int | None] = field(default_factory=deque)  # their sequence numbers, if known
+    inputs: InputsReader | None = None  # a topic published once per input its node took
+    taken: int | None = None  # the inputs its node took from the first message to the newest
 
     @property
     def name(self) -> str:
@@ -247,6 +318,11 @@ class TopicWatch:
         while self.recent_sims and self.recent_sims[0] < horizon:
             self.recent_sims.popleft()
             self.recent_seqs.popleft()
+
+    def record_inputs(self, data: bytes) -> None:
+        """Read from the newest message how many inputs its node took since the first one."""
+        if self.inputs is not None and self.first_sim_ns is not None:
+            self.taken = self.inputs(data, self.first_sim_ns)
 
     def _count_seq(self, seq: int | None) -> None:
         if seq is None or self.several_publishers:
@@ -315,6 +391,9 @@ class TopicWatch:
             tolerance = max(2, math.ceil(UNSTAMPED_TOLERANCE * expected)) + math.ceil(
                 self.spec.rate_hz * unsure_s
             )
+        lost_before = 0
+        if self.taken is not None and self.taken < expected:
+            lost_before, expected = expected - self.taken, self.taken
         if received + unreceived < expected - tolerance:
             who = self._who_skipped(skips, expected - received - unreceived, end)
             return Verdict(Status.LOW, expected, received, who, unreceived)
@@ -324,7 +403,14 @@ class TopicWatch:
         behind_s = (clock_ns - end) / NS_PER_S
         if behind_s > LATE_S:
             return Verdict(Status.LATE, expected, received, unreceived=unreceived, behind_s=behind_s)
-        return Verdict(Status.OK, expected, received, unreceived=unreceived)
+        return Verdict(
+            Status.OK,
+            expected,
+            received,
+            unreceived=unreceived,
+            lost_before=lost_before,
+            node=self.spec.node or "its node",
+        )
 
     def _due(self, end_ns: int) -> int:
         """Messages due from the first one up to end_ns (whole bursts)."""

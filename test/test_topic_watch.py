@@ -4,7 +4,9 @@ the stamps it reads from raw CDR bytes. Times are given by the test."""
 from __future__ import annotations
 
 import pytest
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
+from nav_msgs.msg import Odometry, Path
 from rclpy.serialization import serialize_message
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import PointCloud2
@@ -12,7 +14,17 @@ from std_msgs.msg import Bool
 from tf2_msgs.msg import TFMessage
 
 from acres_bridge.msg_profiles import load_profiles
-from acres_bridge.topic_watch import LATE_S, ClockHistory, SimulatorSkips, Status, TopicWatch, stamp_reader
+from acres_bridge.other.paths import OdomTrail
+from acres_bridge.topic_watch import (
+    LATE_S,
+    ClockHistory,
+    SimulatorSkips,
+    Status,
+    TopicWatch,
+    inputs_reader,
+    path_poses_since,
+    stamp_reader,
+)
 
 PROFILES = load_profiles(check_types=False)
 NS = 1_000_000_000
@@ -194,3 +206,70 @@ def test_an_unstamped_topic_is_judged_only_as_finely_as_its_placement_is_known()
     for k in range(100):
         exact.record(k, k * NS // 100, k + 1)
     assert exact.verdict(NS).status is Status.HIGH  # known placements: twice the rate is HIGH
+
+
+def _odometry(k: int) -> Odometry:
+    """The k-th odometry of a 100 Hz trail."""
+    message = Odometry()
+    message.header.stamp = Time(sec=k // 100, nanosec=(k % 100) * NS // 100)
+    message.header.frame_id = "utm"
+    message.pose.pose.position.x = float(k)
+    message.pose.pose.orientation.w = 1.0
+    return message
+
+
+def _trail_feed(watch: TopicWatch, steps: int, *, not_received: set[int], not_published: set[int]) -> int:
+    """odom_path over `steps` odometry at 100 Hz: those in not_received never reach it, and for those
+    in not_published it publishes no path; the demo gets every path it publishes. The last stamp."""
+    trail = OdomTrail(frame="odom_origin", max_poses=10_000)
+    seq, last = 0, 0
+    for k in range(steps):
+        if k in not_received:
+            continue
+        odometry = _odometry(k)
+        trail.add(odometry)
+        if k in not_published:
+            continue
+        seq += 1
+        last = k * NS // 100
+        data = trail.serialized_path(odometry.header.stamp)
+        watch.record(wall_ns=last, sim_ns=last, seq=seq)
+        watch.record_inputs(data)
+    return last
+
+
+def test_the_poses_of_a_path_are_read_from_its_cdr_bytes() -> None:
+    trail = OdomTrail(frame="odom_origin", max_poses=10_000)
+    for k in range(50):
+        trail.add(_odometry(k))
+    stamp = Time(sec=0, nanosec=49 * NS // 100)
+    for data in (trail.serialized_path(stamp), serialize_message(trail.path(stamp))):
+        assert path_poses_since(data, 0) == 50
+        assert path_poses_since(data, 20 * NS // 100) == 30  # the poses of 0.20 s on
+        assert path_poses_since(data, 20 * NS // 100 + 1) == 29
+        assert path_poses_since(data, NS) == 0
+        assert path_poses_since(data, -1) is None  # the path may have dropped poses before that
+    assert path_poses_since(serialize_message(Path()), 0) == 0
+    assert path_poses_since(b"\x00\x01\x00\x00", 0) is None
+    assert inputs_reader(Path) is path_poses_since
+    assert inputs_reader(Odometry) is None
+
+
+def test_inputs_lost_before_a_derived_topics_node_are_noted_not_blamed_on_it() -> None:
+    watch = TopicWatch(PROFILES.topic("other_nodes", "/vehicle/odom/path"))
+    watch.inputs = path_poses_since
+    last = _trail_feed(watch, 1000, not_received={300, 301, 302, 303, 304}, not_published=set())
+    verdict = watch.verdict(last)
+    assert verdict.status is Status.OK
+    assert verdict.text() == "OK (5 inputs lost on the way to odom_path)"
+
+
+def test_a_derived_topic_its_node_did_not_publish_is_low_and_blamed_on_the_node() -> None:
+    watch = TopicWatch(PROFILES.topic("other_nodes", "/vehicle/odom/path"))
+    watch.inputs = path_poses_since
+    last = _trail_feed(watch, 1000, not_received={300, 301}, not_published={500, 501, 502, 503})
+    # the four it took and published nothing for look, by their sequence numbers, like messages
+    # this reader lost: they are not. The poses say what it took: 998 inputs, 994 paths.
+    verdict = watch.verdict(last)
+    assert verdict.status is Status.LOW
+    assert verdict.text().startswith("LOW: 4 of 998 not published by odom_path")

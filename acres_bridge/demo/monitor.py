@@ -28,6 +28,7 @@ from acres_bridge.topic_watch import (
     ClockHistory,
     SimulatorSkips,
     TopicWatch,
+    inputs_reader,
     stamp_reader,
 )
 from acres_bridge.wire.clock import NS_PER_S
@@ -95,6 +96,7 @@ class Monitor(Node):
         decode = spec.name in ("/clock", "/sim/episode", DEMO_STATUS)
         reader = stamp_reader(message_class)
         watch.stamped = reader is not None
+        watch.inputs = inputs_reader(message_class)
         callback = self._callback(watch) if decode else self._raw_callback(watch, reader)
         # rclpy hands a callback of two parameters the message info (source timestamp, sequence number)
         self.create_subscription(
@@ -114,6 +116,7 @@ class Monitor(Node):
         def on_message(data: Any, info: dict[str, Any]) -> None:
             stamp = reader(data) if reader is not None else self._placed(info)
             watch.record(time.monotonic_ns(), stamp, info.get("publication_sequence_number"))
+            watch.record_inputs(data)
 
         return on_message
 

@@ -7,7 +7,7 @@ of 0.5 m. Run the bridge without its own INS node and this one beside it:
     sim_bridge --ros-args -p ins:=false
     python examples/custom_ins.py
 
-In its own process the node reads the bridge's internal ingest topics (acres_ingest/...); load
+In its own process the node reads the bridge's internal ingest topics (_acres_ingest/...); load
 it into the bridge's container instead (register it in your package's entry-point group
 acres_bridge.components) and it gets the same samples in-process, without serialisation.
 """

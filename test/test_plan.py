@@ -36,7 +36,8 @@ def test_polaris_plan_loads_the_ingest_first_then_each_subsystem() -> None:
     ingest = planned[0]
     assert ingest.parameters["control_port"] == 47311
     assert ingest.parameters["control_host"] == "127.0.0.1"
-    assert "vehicle" not in ingest.parameters
+    assert ingest.parameters["vehicle"] == "polaris"  # agent 0's channels before any session
+    assert ingest.parameters["allow_unfenced_commands"] is False  # the gate where commands leave
     assert planned[1].parameters == {
         "publish_clock": True,
         "vehicle": "polaris",

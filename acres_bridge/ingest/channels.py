@@ -1,7 +1,10 @@
 """The internal ingest channels: the one table of what the ingest relays, and both ends of a channel.
 
 A channel is both a key on the in-process SampleBus and a real ROS topic under
-`<bridge namespace>/acres_ingest/`, so a subsystem node in another process gets the same samples.
+`<bridge namespace>/_acres_ingest/`, so a subsystem node in another process gets the same samples.
+The leading underscore makes them hidden topics, by the ROS convention: `ros2 topic list` shows
+only the vehicle's topics, `--include-hidden-topics` these too. A channel of one vehicle's
+subsystems (the drive-by-wire, the Maxxum's commands, CAN) exists only for an agent of that vehicle.
 Its type is an acres_interfaces message, or, for the Maxxum, the message the wire already defines:
 std_msgs/String with the JSON object of MAXXUM_OBSERVATION or MAXXUM_COMMAND, can_msgs/Frame for a
 CAN frame (the conversions are in `acres_bridge.convert.internal`).
@@ -21,6 +24,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from enum import Enum
@@ -44,6 +48,7 @@ from acres_bridge.convert.can import checked_frame, frame_message
 from acres_bridge.convert.session import episode as episode_message
 from acres_bridge.errors import CommandRefusedError
 from acres_bridge.ingest.bus import BUS, BusSubscription, SampleBus
+from acres_bridge.ingest.command_gate import CommandGate
 from acres_bridge.names import normalize_namespace
 from acres_bridge.wire import (
     AgentReset,
@@ -61,6 +66,7 @@ from acres_bridge.wire import (
 from acres_bridge.wire.can import CanFrame
 from acres_bridge.wire.json_codecs import decode_hello, decode_sensor_meta
 from acres_bridge.wire.maxxum import MaxxumCommand, MaxxumObservation
+from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = [
     "AGENT_RESET",
@@ -72,11 +78,13 @@ __all__ = [
     "DBW_COMMAND",
     "DBW_REPORT",
     "EPISODE",
+    "INGEST_TOKEN",
     "INS",
     "LIDAR",
     "MAXXUM_COMMAND",
     "MAXXUM_OBSERVATION",
     "SESSION",
+    "CommandOutlet",
     "Flow",
     "IngestChannel",
     "SampleOutlet",
@@ -87,6 +95,9 @@ __all__ = [
 
 S = TypeVar("S")
 _SUBSCRIBER_CHECK_S = 0.1
+INGEST_TOKEN = "_acres_ingest"  # hidden: a name token with a leading underscore
+_POLARIS = (Vehicle.POLARIS,)
+_MAXXUM = (Vehicle.MAXXUM,)
 
 
 @dataclass(frozen=True)
@@ -121,6 +132,7 @@ class IngestChannel(Generic[S]):
     flow: Flow = Flow.FROM_SIMULATOR
     latched: bool = False
     depth: int
+    vehicles: tuple[Vehicle, ...] = tuple(Vehicle)  # the vehicles whose agents have this channel
 
     @property
     def per_agent(self) -> bool:
@@ -140,7 +152,7 @@ class IngestChannel(Generic[S]):
 
 def channel_key(namespace: str, suffix: str) -> str:
     """The bus key and the absolute ROS topic of a channel of the ingest in `namespace`."""
-    return f"{normalize_namespace(namespace)}/acres_ingest/{suffix}"
+    return f"{normalize_namespace(namespace)}/{INGEST_TOKEN}/{suffix}"
 
 
 # ---- the session: HELLO and each agent's SENSOR_META, as the ingest knows them ----------------
@@ -201,6 +213,7 @@ DBW_REPORT: IngestChannel[DbwReport] = IngestChannel(
     to_message=internal.dbw_report_to_message,
     from_message=internal.dbw_report_from_message,
     depth=100,
+    vehicles=_POLARIS,
 )
 # Clouds and images: a few in flight are enough (the perception node queues 4 per sensor).
 LIDAR: IngestChannel[LidarScan] = IngestChannel(
@@ -228,6 +241,7 @@ MAXXUM_OBSERVATION: IngestChannel[MaxxumObservation] = IngestChannel(
     to_message=internal.maxxum_observation_to_message,
     from_message=internal.maxxum_observation_from_message,
     depth=10,
+    vehicles=_MAXXUM,
 )
 # A CAN frame on the internal topic carries no step (0 when it arrives from there).
 CAN_RX: IngestChannel[CanFrame] = IngestChannel(
@@ -237,6 +251,7 @@ CAN_RX: IngestChannel[CanFrame] = IngestChannel(
     to_message=frame_message,
     from_message=checked_frame,
     depth=500,
+    vehicles=_MAXXUM,
 )
 # The channels that run the other way: from subsystem nodes to the ingest, to the simulator.
 DBW_COMMAND: IngestChannel[DbwCommand] = IngestChannel(
@@ -247,6 +262,7 @@ DBW_COMMAND: IngestChannel[DbwCommand] = IngestChannel(
     from_message=internal.dbw_command_from_message,
     flow=Flow.TO_SIMULATOR,
     depth=100,
+    vehicles=_POLARIS,
 )
 AGENT_RESET: IngestChannel[AgentReset] = IngestChannel(
     suffix="agent_{agent}/reset",
@@ -265,6 +281,7 @@ MAXXUM_COMMAND: IngestChannel[MaxxumCommand] = IngestChannel(
     from_message=internal.maxxum_command_from_message,
     flow=Flow.TO_SIMULATOR,
     depth=100,
+    vehicles=_MAXXUM,
 )
 CAN_TX: IngestChannel[CanFrame] = IngestChannel(
     suffix="agent_{agent}/can_tx",
@@ -274,6 +291,7 @@ CAN_TX: IngestChannel[CanFrame] = IngestChannel(
     from_message=checked_frame,
     flow=Flow.TO_SIMULATOR,
     depth=500,
+    vehicles=_MAXXUM,
 )
 
 CHANNELS: tuple[IngestChannel[Any], ...] = (
@@ -326,12 +344,50 @@ class SampleOutlet(Generic[S]):
         self._bus.unregister_producer(self.key)
 
 
+class CommandOutlet(Generic[S]):
+    """A node's sending end of a channel to the simulator, behind its process's gate: a command
+    goes out only when the gate admits it (else it is counted in `refused` under "unfenced"), and
+    without the fence the channel's topic is not made at all."""
+
+    def __init__(
+        self,
+        node: Node,
+        channel: IngestChannel[S],
+        *,
+        namespace: str,
+        gate: CommandGate,
+        refused: Counter[str],
+        agent: int = 0,
+        bus: SampleBus = BUS,
+    ) -> None:
+        if channel.flow is not Flow.TO_SIMULATOR:
+            raise ValueError(f"{channel.suffix} does not flow to the simulator")
+        self._gate = gate
+        self._refused = refused
+        self._outlet = (
+            SampleOutlet(node, channel, namespace=namespace, agent=agent, bus=bus) if gate.allowed else None
+        )
+
+    def publish(self, sample: S) -> bool:
+        """Send a command on its way; whether the gate let it go."""
+        if self._outlet is None or not self._gate.admit(self._refused):
+            self._gate.admit(self._refused)  # counts it, and says why at a limited rate
+            return False
+        self._outlet.publish(sample)
+        return True
+
+    def close(self) -> None:
+        if self._outlet is not None:
+            self._outlet.close()
+
+
 class SampleSubscription(Generic[S]):
     """Delivers one channel's samples to a node's callback, in-process when possible.
 
     With the ingest in this process the callback runs in the ingest's I/O thread, with the very
     sample object. Otherwise it runs in the node's executor, with the sample rebuilt from the
-    internal ROS topic.
+    internal ROS topic; with `remote` false it never subscribes to the topic (the ingest's end of a
+    command channel outside the fence takes no command from another process).
     """
 
     def __init__(
@@ -343,9 +399,11 @@ class SampleSubscription(Generic[S]):
         namespace: str,
         agent: int = 0,
         bus: SampleBus = BUS,
+        remote: bool = True,
     ) -> None:
         self._node = node
         self._channel = channel
+        self._remote = remote
         self._callback = callback
         self._bus = bus
         self.key = channel.key(namespace, agent)
@@ -375,6 +433,8 @@ class SampleSubscription(Generic[S]):
                 if self._bus_subscription is not None:
                     self._bus_subscription.close()
                     self._bus_subscription = None
+                if not self._remote:
+                    return
                 self._ros_subscription = self._node.create_subscription(
                     self._channel.message_type, self.key, self._on_message, self._channel.qos()
                 )

@@ -6,19 +6,23 @@ another process subscribes, on the internal ROS topic of its channel. It also se
 control (simulation_interfaces) in the root namespace.
 
 Parameters: control_host, control_port, reconnect_interval_s, step_timeout_s,
-simulation_control (serve the simulation_interfaces services), can_udp_port.
+simulation_control (serve the simulation_interfaces services), can_udp_port, vehicle (agent 0's,
+or auto: from the session), allow_unfenced_commands.
 
 Its ends of the channels come from the one table `ingest.channels.CHANNELS`: a sample the link
 hands over goes to the outlet of its class and agent, and what the nodes send on a channel to the
-simulator goes to the connection as it is. The channels of an agent are made when a session first
-lists the agent, for up to MAX_AGENTS agents, and kept for later sessions; so one ingest serves
-every agent of every session without a restart.
+simulator goes to the connection through the fence's gate (acres_bridge.ingest.command_gate): the
+one place where commands leave the bridge, whichever node sent them. The channels of an agent are
+those of its vehicle, made when a session first lists the agent as that vehicle (agent 0's at
+start when the vehicle parameter names it), for up to MAX_AGENTS agents, and kept for later
+sessions; so one ingest serves every agent of every session without a restart.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -35,12 +39,14 @@ from acres_bridge.ingest.channels import (
     SampleSubscription,
     Session,
 )
+from acres_bridge.ingest.command_gate import CommandGate
 from acres_bridge.ingest.link import SimulatorConnection, SimulatorLink
 from acres_bridge.ingest.simulation_control import SimulationControl
 from acres_bridge.ingest.steps import StepOutcome
 from acres_bridge.pace import PaceMeter
 from acres_bridge.shutdown import add_shutdown_hook, remove_shutdown_hook
 from acres_bridge.wire import Clock, EpisodeInfo, Hello, SensorMeta, SimState
+from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = ["IngestNode"]
 
@@ -98,12 +104,15 @@ class IngestNode(Node):
         can_udp_port = int(self.declare_parameter("can_udp_port", 0).value)
         if not 0 <= can_udp_port < 65536:
             raise ParameterError(f"parameter can_udp_port must be a UDP port or 0; found {can_udp_port}")
+        vehicle = str(self.declare_parameter("vehicle", "auto").value)
+        self.refused: Counter[str] = Counter()  # commands not sent ("unfenced": no DDS fence)
+        self.gate = CommandGate(self)
         self._namespace = self.get_namespace()
         self._bus = bus
         # One end per channel of CHANNELS (and per agent where the channel is one per agent).
         self._outlets: dict[tuple[type, int], SampleOutlet[Any]] = {}
         self._ingest_subscriptions: list[SampleSubscription[Any]] = []
-        self._agents = 0
+        self._ends: set[tuple[str, int]] = set()  # (channel suffix, agent) of the ends made
         # What the ingest itself does with some samples, after they are published.
         self._observers: dict[type, Callable[[int, Any], None]] = {
             Clock: self._on_clock,
@@ -140,33 +149,44 @@ class IngestNode(Node):
         self._abort_steps = lambda: self.connection.abort_pending("the bridge is shutting down")
         add_shutdown_hook(self._abort_steps)
         self._publish_session()
-        self._add_agents(1)  # agent 0's channels exist before any session
+        if vehicle in tuple(Vehicle):
+            self._add_agent(0, Vehicle(vehicle))  # agent 0's channels exist before any session
         self.connection.start()
         self.get_logger().info(f"connecting to the simulator at {host}:{port}")
 
-    def _add_agents(self, count: int) -> None:
-        """Make the channels of agents up to `count` (at most MAX_AGENTS) that have none yet."""
-        for agent in range(self._agents, min(count, MAX_AGENTS)):
-            for channel in CHANNELS:
-                if channel.per_agent:
-                    self._add_end(channel, agent)
-            self._agents = agent + 1
+    def _add_agent(self, agent: int, vehicle: Vehicle) -> None:
+        """Make the channels of an agent of this vehicle that it has none of yet."""
+        for channel in CHANNELS:
+            if channel.per_agent and vehicle in channel.vehicles:
+                self._add_end(channel, agent)
 
     def _add_end(self, channel: IngestChannel[Any], agent: int) -> None:
         """The ingest's end of one channel: an outlet for samples from the simulator, a
-        subscription (in this process or another) for samples the nodes send to it."""
+        subscription (in this process, or another one behind the fence) for commands the nodes
+        send to it."""
+        if (channel.suffix, agent) in self._ends:
+            return
+        self._ends.add((channel.suffix, agent))
         if channel.flow is Flow.FROM_SIMULATOR:
             outlet = SampleOutlet(self, channel, namespace=self._namespace, agent=agent, bus=self._bus)
             self._outlets[(channel.sample_type, agent)] = outlet
             return
         self._ingest_subscriptions.append(
             SampleSubscription(
-                self, channel, self._sender(agent), namespace=self._namespace, agent=agent, bus=self._bus
+                self,
+                channel,
+                self._sender(agent),
+                namespace=self._namespace,
+                agent=agent,
+                bus=self._bus,
+                remote=self.gate.allowed,
             )
         )
 
     def _sender(self, agent: int) -> Callable[[Any], None]:
         def send(sample: Any) -> None:
+            if not self.gate.admit(self.refused):
+                return
             if not self.connection.send(agent, sample):
                 self.get_logger().warning(
                     f"agent {agent}: a {type(sample).__name__} was not sent: the simulator has no "
@@ -187,7 +207,8 @@ class IngestNode(Node):
             self.get_logger().warning(
                 f"the session has {len(hello.agents)} agents; this ingest serves the first {MAX_AGENTS}"
             )
-        self._add_agents(len(hello.agents))
+        for entry in hello.agents[:MAX_AGENTS]:
+            self._add_agent(entry.index, entry.vehicle)
         with self._lock:
             self._hello = hello
             self._metas = [None] * len(hello.agents)

@@ -20,7 +20,8 @@ from rclpy.publisher import Publisher
 
 from acres_bridge.convert.frame_names import FrameNames, frame_names
 from acres_bridge.errors import ParameterError
-from acres_bridge.ingest.channels import IngestChannel, SampleOutlet, SampleSubscription
+from acres_bridge.ingest.channels import CommandOutlet, IngestChannel, SampleSubscription
+from acres_bridge.ingest.command_gate import CommandGate
 from acres_bridge.msg_profiles import Direction, MsgProfiles, TopicSpec, load_profiles
 from acres_bridge.wire.vocabulary import Vehicle
 
@@ -58,7 +59,8 @@ class SubsystemNode(Node):
             utm_frame=str(self.declare_parameter("utm_frame", "utm").value),
         )
         self._sources: list[SampleSubscription[Any]] = []
-        self._outlets: list[SampleOutlet[Any]] = []
+        self._outlets: list[CommandOutlet[Any]] = []
+        self._gate: CommandGate | None = None  # made with the node's first command outlet
         self.refused: Counter[str] = Counter()  # inputs refused, by kind ("unfenced": no DDS fence)
 
     def topic(self, name: str) -> TopicSpec:
@@ -101,9 +103,24 @@ class SubsystemNode(Node):
         )
         self._sources.append(source)
 
-    def outlet(self, channel: IngestChannel[S]) -> SampleOutlet[S]:
-        """This node's sending end of an ingest channel (its agent's); closed with the node."""
-        outlet = SampleOutlet(self, channel, namespace=self.ingest_namespace, agent=self.agent)
+    @property
+    def command_gate(self) -> CommandGate:
+        """The fence's gate for this node's commands (declares ``allow_unfenced_commands``)."""
+        if self._gate is None:
+            self._gate = CommandGate(self)
+        return self._gate
+
+    def outlet(self, channel: IngestChannel[S]) -> CommandOutlet[S]:
+        """This node's sending end of a channel to the simulator (its agent's), behind the fence's
+        gate (acres_bridge.ingest.command_gate); closed with the node."""
+        outlet = CommandOutlet(
+            self,
+            channel,
+            namespace=self.ingest_namespace,
+            agent=self.agent,
+            gate=self.command_gate,
+            refused=self.refused,
+        )
         self._outlets.append(outlet)
         return outlet
 

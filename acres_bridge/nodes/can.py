@@ -27,7 +27,6 @@ from acres_bridge.convert.can import (
 from acres_bridge.errors import ParameterError
 from acres_bridge.ingest.channels import CAN_RX, CAN_TX
 from acres_bridge.nodes.base import SubsystemNode
-from acres_bridge.nodes.command_fence import CommandFence
 from acres_bridge.wire.can import CanFrame
 from acres_bridge.wire.vocabulary import Vehicle
 
@@ -43,7 +42,6 @@ class Can(SubsystemNode):
         super().__init__(**node_options)
         if self.vehicle != Vehicle.MAXXUM:
             raise ParameterError(f"the can node serves the Maxxum's CAN bus; a {self.vehicle} has none")
-        self.fence = CommandFence(self, what="can/tx frame")
         self.forwarded = 0
         self.published = 0
         self._rx = self.publisher("can/rx")
@@ -57,12 +55,10 @@ class Can(SubsystemNode):
             self.published += 1
 
     def _on_tx(self, message: Any) -> None:
-        if not self.fence.admit(self.refused):
-            return
         try:
             frame = checked_frame(message)
         except CanFrameRefusedError as error:
             self.refuse("frame", "a can/tx frame", str(error))
             return
-        self._tx.publish(frame)
-        self.forwarded += 1
+        if self._tx.publish(frame):
+            self.forwarded += 1

@@ -17,7 +17,6 @@ from acres_bridge.convert.dbw import command_from_message, report_messages
 from acres_bridge.errors import CommandRefusedError, ParameterError
 from acres_bridge.ingest.channels import DBW_COMMAND, DBW_REPORT
 from acres_bridge.nodes.base import SubsystemNode
-from acres_bridge.nodes.command_fence import CommandFence
 from acres_bridge.wire import DbwCommand, DbwReport, DbwTarget
 from acres_bridge.wire.vocabulary import Vehicle
 
@@ -53,7 +52,6 @@ class Dbw(SubsystemNode):
         self._reports = [self.publisher(name) for name in REPORT_TOPICS]
         self._commands = self.outlet(DBW_COMMAND)
         self.forwarded = 0
-        self.fence = CommandFence(self, what="drive-by-wire command")
         for name in COMMAND_TOPICS:
             self.subscription(name, self._on_command)
         self.subscription(
@@ -98,7 +96,5 @@ class Dbw(SubsystemNode):
             self._send(command)
 
     def _send(self, command: DbwCommand) -> None:
-        if not self.fence.admit(self.refused):
-            return
-        self._commands.publish(command)
-        self.forwarded += 1
+        if self._commands.publish(command):
+            self.forwarded += 1

@@ -38,7 +38,6 @@ from acres_bridge.errors import CommandRefusedError, ParameterError
 from acres_bridge.ingest.channels import CLOCK, INS, MAXXUM_COMMAND, MAXXUM_OBSERVATION, SESSION
 from acres_bridge.ingest.channels import Session as IngestSession
 from acres_bridge.nodes.base import SubsystemNode
-from acres_bridge.nodes.command_fence import CommandFence
 from acres_bridge.wire import Clock, Hello, InsSample, SensorMount
 from acres_bridge.wire.clock import NS_PER_S
 from acres_bridge.wire.maxxum import MaxxumCommand, MaxxumObservation
@@ -86,7 +85,6 @@ class Maxxum(SubsystemNode):
                 throttle_duration_sec=_LOG_THROTTLE_S,
             ),
         )
-        self.fence = CommandFence(self, what="Maxxum command")
         self.accepted: Counter[str] = Counter()  # command messages taken, by topic
         self.sent = 0  # MAXXUM_COMMANDs handed to the ingest
         self._lock = threading.Lock()
@@ -128,7 +126,7 @@ class Maxxum(SubsystemNode):
 
     def _accepted(self, topic: str, message: Any, parse: Callable[[Any], T]) -> T | None:
         """The parsed message, or None when it is refused (counted and logged) or the fence is absent."""
-        if not self.fence.admit(self.refused):
+        if not self.command_gate.admit(self.refused):
             return None
         try:
             value = parse(message)
@@ -202,5 +200,5 @@ class Maxxum(SubsystemNode):
 
     def _send(self, commands: list[MaxxumCommand]) -> None:
         for command in commands:
-            self._commands.publish(command)
-            self.sent += 1
+            if self._commands.publish(command):
+                self.sent += 1

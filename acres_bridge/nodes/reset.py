@@ -57,7 +57,7 @@ class PoseReset(SubsystemNode):
         except CommandRefusedError as error:
             self._refuse(str(error))
             return
-        self._resets.publish(reset)
+        self._resets.publish(reset)  # counted under "unfenced" when the gate refuses it
 
     def _refuse(self, reason: str) -> None:
         self.refuse("pose", "a /sim/reset pose", reason)

@@ -91,21 +91,21 @@ def test_a_source_uses_the_ros_topic_until_an_ingest_appears_in_its_process(node
     bus = SampleBus()
     got: list[Clock] = []
     source = SampleSubscription(node, CLOCK, got.append, namespace="/robot", bus=bus)
-    assert source.key == "/robot/acres_ingest/clock"
+    assert source.key == "/robot/_acres_ingest/clock"
     assert not source.in_process
-    assert node.count_subscribers("/robot/acres_ingest/clock") == 1  # the ROS path
+    assert node.count_subscribers("/robot/_acres_ingest/clock") == 1  # the ROS path
     bus.register_producer(source.key)
     assert source.in_process
-    assert node.count_subscribers("/robot/acres_ingest/clock") == 0
+    assert node.count_subscribers("/robot/_acres_ingest/clock") == 0
     bus.publish(source.key, Clock(step=1, stamp_ns=8_333_333))
     assert got == [Clock(step=1, stamp_ns=8_333_333)]
     bus.unregister_producer(source.key)
     assert not source.in_process
     source.close()
-    assert node.count_subscribers("/robot/acres_ingest/clock") == 0
+    assert node.count_subscribers("/robot/_acres_ingest/clock") == 0
 
 
 def test_channel_keys_follow_the_namespace_and_the_agent() -> None:
-    assert channel_key("/", "clock") == "/acres_ingest/clock"
-    assert channel_key("", "clock") == "/acres_ingest/clock"
-    assert INS.key("/fleet/", 3) == "/fleet/acres_ingest/agent_3/ins"
+    assert channel_key("/", "clock") == "/_acres_ingest/clock"
+    assert channel_key("", "clock") == "/_acres_ingest/clock"
+    assert INS.key("/fleet/", 3) == "/fleet/_acres_ingest/agent_3/ins"

@@ -4,6 +4,7 @@ send on the channels to the simulator reaches the connection."""
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -16,7 +17,19 @@ from rclpy.context import Context
 from rclpy.parameter import Parameter
 
 from acres_bridge.ingest.bus import SampleBus
-from acres_bridge.ingest.channels import AGENT_RESET, CLOCK, DBW_COMMAND, INS, SESSION, Session
+from acres_bridge.ingest.channels import (
+    AGENT_RESET,
+    CAN_TX,
+    CHANNELS,
+    CLOCK,
+    DBW_COMMAND,
+    DBW_REPORT,
+    INS,
+    MAXXUM_COMMAND,
+    SESSION,
+    Flow,
+    Session,
+)
 from acres_bridge.ingest.node import MAX_AGENTS, IngestNode
 from acres_bridge.ingest.steps import StepOutcome
 from acres_bridge.wire import AgentReset, Clock, DbwCommand, DbwTarget, Hello, SimState, Vehicle
@@ -73,8 +86,9 @@ class Ingest:
         return received
 
 
-@pytest.fixture
-def ingest() -> Iterator[Ingest]:
+@contextlib.contextmanager
+def ingest_node(vehicle: str = "polaris") -> Iterator[Ingest]:
+    """An ingest with a scripted connection and a bus of its own, agent 0 a `vehicle`."""
     context = Context()
     rclpy.init(context=context, args=[])
     bus = SampleBus()  # a bus of its own: nothing else of this process sees these samples
@@ -87,6 +101,7 @@ def ingest() -> Iterator[Ingest]:
         parameter_overrides=[
             Parameter("simulation_control", value=False),
             Parameter("control_port", value=47123),
+            Parameter("vehicle", value=vehicle),
         ],
     )
     try:
@@ -94,6 +109,12 @@ def ingest() -> Iterator[Ingest]:
     finally:
         node.destroy_node()
         context.try_shutdown()
+
+
+@pytest.fixture
+def ingest() -> Iterator[Ingest]:
+    with ingest_node() as made:
+        yield made
 
 
 def test_the_connection_is_made_from_the_parameters_and_started(ingest: Ingest) -> None:
@@ -152,3 +173,53 @@ def test_destroying_the_node_stops_the_connection_and_closes_every_channel(inges
     ingest.node.destroy_node()
     assert ingest.connection.stopped == 1
     assert not ingest.bus.has_producer(key)
+
+
+def _topics(ingest: Ingest) -> set[str]:
+    """The ingest's own endpoints' topics (its publishers and subscriptions)."""
+    node = ingest.node
+    names = node.get_publisher_names_and_types_by_node(node.get_name(), node.get_namespace())
+    names += node.get_subscriber_names_and_types_by_node(node.get_name(), node.get_namespace())
+    return {name for name, _types in names}
+
+
+def test_the_internal_topics_are_hidden_and_only_those_of_the_sessions_vehicles() -> None:
+    with ingest_node("polaris") as polaris:
+        topics = _topics(polaris)
+        assert DBW_COMMAND.key(polaris.namespace, 0) in topics
+        assert {MAXXUM_COMMAND.key(polaris.namespace, 0), CAN_TX.key(polaris.namespace, 0)}.isdisjoint(topics)
+        assert all("/_acres_ingest/" in topic for topic in topics if "acres_ingest" in topic)
+        polaris.node.on_session(samples.hello(samples.agent(0), samples.agent(1, Vehicle.MAXXUM)))
+        topics = _topics(polaris)
+        assert MAXXUM_COMMAND.key(polaris.namespace, 1) in topics  # agent 1 is a Maxxum
+        assert DBW_REPORT.key(polaris.namespace, 1) not in topics
+        assert MAXXUM_COMMAND.key(polaris.namespace, 0) not in topics
+    with ingest_node("auto") as auto:  # the vehicle comes with the session: no agent channel before
+        assert not auto.bus.has_producer(INS.key(auto.namespace, 0))
+        auto.node.on_session(samples.hello(samples.agent(0, Vehicle.MAXXUM)))
+        assert auto.bus.has_producer(INS.key(auto.namespace, 0))
+        assert MAXXUM_COMMAND.key(auto.namespace, 0) in _topics(auto)
+
+
+def test_without_the_fence_no_command_leaves_and_no_command_topic_is_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The side door of an unfenced bridge whose own dbw, maxxum or can node is off: a peer of the
+    # network publishes on the internal command channels, or a node of this process sends there.
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "SUBNET")
+    with ingest_node("polaris") as unfenced:
+        assert not unfenced.node.gate.allowed
+        commands = [channel for channel in CHANNELS if channel.flow is Flow.TO_SIMULATOR]
+        topics = _topics(unfenced)
+        assert not any(channel.key(unfenced.namespace, 0) in topics for channel in commands)
+        enable = DbwCommand(seq=0, target=DbwTarget.ENABLE, cmd_type=0, flags=0, cmd=0.0)
+        reset = AgentReset(agent=0, x_m=1.0, y_m=2.0, yaw_rad=0.5)
+        for key, sample in (
+            (DBW_COMMAND.key(unfenced.namespace, 0), enable),
+            (AGENT_RESET.key(unfenced.namespace, 0), reset),
+        ):
+            unfenced.bus.register_producer(key)
+            unfenced.bus.publish(key, sample)
+            unfenced.bus.unregister_producer(key)
+        assert unfenced.connection.sent == []
+        assert unfenced.node.refused["unfenced"] == 2

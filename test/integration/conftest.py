@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -65,11 +65,14 @@ class Processes:
         wait_for_line(process, SIMULATOR_READY_LINE)
         return process
 
-    def bridge(self, port: int, **parameters: bool | int | float | str) -> ChildProcess:
-        return self.script("sim_bridge", bridge_command(port, **parameters))
+    def bridge(
+        self, port: int, *, env: Mapping[str, str] | None = None, **parameters: bool | int | float | str
+    ) -> ChildProcess:
+        """The bridge, in `env` (default: localhost_environment(), behind the fence)."""
+        return self.script("sim_bridge", bridge_command(port, **parameters), env=env)
 
-    def script(self, name: str, args: list[str]) -> ChildProcess:
-        process = ChildProcess.start(name, args)
+    def script(self, name: str, args: list[str], *, env: Mapping[str, str] | None = None) -> ChildProcess:
+        process = ChildProcess.start(name, args, env=env)
         self.started.append(process)
         return process
 

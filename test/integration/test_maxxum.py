@@ -68,14 +68,14 @@ class Driver:
         self.rpm = ros.collect(Float32, "engine_rpm", qos("engine_rpm"))
         self.steering = ros.collect(Float32, "steering_angle", qos("steering_angle"))
         self.truth = ros.collect(Odometry, "ground_truth/odom", qos("ground_truth/odom"))
-        self.commands = ros.collect(String, "/acres_ingest/agent_0/maxxum_command", 5000)
+        self.commands = ros.collect(String, "/_acres_ingest/agent_0/maxxum_command", 5000)
         self.ticks = 0
 
     def wait_for_bridge(self) -> None:
         for name, publisher in self.publishers.items():
             self.ros.wait_until(lambda p=publisher: p.get_subscription_count() > 0, f"the bridge on {name}")
         self.ros.wait_until(
-            lambda: self.ros.node.count_publishers("/acres_ingest/agent_0/maxxum_command") > 0,
+            lambda: self.ros.node.count_publishers("/_acres_ingest/agent_0/maxxum_command") > 0,
             "the maxxum node's command channel",
         )
         self.ros.spin_for(0.5)  # the outlet notices the test's subscription of the internal channel

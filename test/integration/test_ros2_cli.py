@@ -130,6 +130,12 @@ def test_topic_list_shows_every_topic_of_the_polaris_with_its_type(cli_ros: Ros)
         return wanted <= listed
 
     cli_ros.wait_until(all_listed, "every topic in ros2 topic list", TIMEOUT_S)
+    # The ingest's internal channels are hidden topics: listed only when asked for.
+    assert not [line for line in listed if "acres_ingest" in line]
+    hidden = ok("topic", "list", "--include-hidden-topics").splitlines()
+    assert "/_acres_ingest/clock" in hidden
+    assert "/_acres_ingest/agent_0/dbw_command" in hidden
+    assert not [name for name in hidden if "maxxum" in name or "can_" in name]  # a Polaris session
 
 
 def test_topic_echo_once_prints_the_clock(cli_ros: Ros) -> None:

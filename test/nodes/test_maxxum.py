@@ -359,7 +359,7 @@ def test_a_bad_command_is_refused_counted_and_never_sent(
 
 def test_without_the_fence_every_command_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     with maxxum_rig(monkeypatch, fenced=False) as unfenced:
-        assert not unfenced.node.fence.allowed
+        assert not unfenced.node.command_gate.allowed
         unfenced.publish("speed_cmd", Float32(data=1.0))
         unfenced.publish("pto/cmd", Bool(data=True))
         unfenced.run(24)

@@ -141,9 +141,19 @@ class TopicSpec:
         """A publisher of this topic on an rclpy node, with the row's name, type and QoS."""
         return node.create_publisher(self.message_class(), self.ros_name, self._wire_qos())
 
-    def create_subscription(self, node: Any, callback: Callable[[Any], None]) -> Any:
-        """A subscription to this topic on an rclpy node, with the row's name, type and QoS."""
-        return node.create_subscription(self.message_class(), self.ros_name, callback, self._wire_qos())
+    def create_subscription(
+        self, node: Any, callback: Callable[..., None], *, best_effort: bool = False, **options: Any
+    ) -> Any:
+        """A subscription to this topic on an rclpy node, with the row's name, type and QoS; with
+        `best_effort`, the profile's history, depth and durability with best-effort reliability,
+        which DDS matches with reliable and best-effort publishers alike. `options` go to
+        create_subscription as they are."""
+        qos = self._wire_qos()
+        if best_effort:
+            from rclpy.qos import ReliabilityPolicy  # noqa: PLC0415
+
+            qos.reliability = ReliabilityPolicy.BEST_EFFORT
+        return node.create_subscription(self.message_class(), self.ros_name, callback, qos, **options)
 
     def _wire_qos(self) -> Any:
         if self.qos is None:

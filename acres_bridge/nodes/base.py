@@ -23,6 +23,7 @@ from acres_bridge.errors import ParameterError
 from acres_bridge.ingest.channels import CommandOutlet, IngestChannel, SampleSubscription
 from acres_bridge.ingest.command_gate import CommandGate
 from acres_bridge.msg_profiles import Direction, MsgProfiles, TopicSpec, load_profiles
+from acres_bridge.nodes.command_subscription import CommandSubscription
 from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = ["SubsystemNode", "profiles"]
@@ -83,12 +84,13 @@ class SubsystemNode(Node):
         publisher: Publisher = spec.create_publisher(self)
         return publisher
 
-    def subscription(self, name: str, callback: Callable[[Any], None]) -> Any:
-        """A subscription with the name, type and QoS that msg_profiles gives this vehicle's topic."""
+    def subscription(self, name: str, callback: Callable[[Any], None]) -> CommandSubscription:
+        """The subscription of a topic the bridge takes (a command), with the name, type and QoS
+        that msg_profiles gives this vehicle's topic, for reliable and best-effort publishers."""
         spec = self.topic(name)
         if spec.direction is not Direction.SUBSCRIBE:
             raise ValueError(f"{name} is not a topic the bridge subscribes to ({spec.direction.value})")
-        return spec.create_subscription(self, self._guarded(callback, f"a {name} message"))
+        return CommandSubscription(self, spec, self._guarded(callback, f"a {name} message"))
 
     def samples(
         self, channel: IngestChannel[S], callback: Callable[[S], None], *, agent: int | None = None

@@ -115,11 +115,17 @@ def test_can_rx_has_13_frames_each_0_1_s_that_decode_to_the_tractor_state(bus: B
 
 def test_can_rx_and_can_tx_have_the_type_and_qos_of_ros2_socketcan(bus: Bus) -> None:
     (publisher,) = bus.ros.node.get_publishers_info_by_topic("/can/rx")
-    (subscriber,) = bus.ros.node.get_subscriptions_info_by_topic("/can/tx")
-    for endpoint in (publisher, subscriber):
+    # can/tx: the reliable reader of ros2_socketcan's sender, and a best-effort one beside it, so
+    # that a best-effort publisher is taken too (spec: QoS Profiles).
+    reliable, best_effort = sorted(
+        bus.ros.node.get_subscriptions_info_by_topic("/can/tx"), key=lambda e: e.qos_profile.reliability
+    )
+    for endpoint in (publisher, reliable, best_effort):
         assert endpoint.topic_type == "can_msgs/msg/Frame"
-        assert endpoint.qos_profile.reliability == ReliabilityPolicy.RELIABLE
         assert endpoint.qos_profile.durability == DurabilityPolicy.VOLATILE
+    assert publisher.qos_profile.reliability == ReliabilityPolicy.RELIABLE
+    assert reliable.qos_profile.reliability == ReliabilityPolicy.RELIABLE
+    assert best_effort.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT
 
 
 def hitch_lever(bus: Bus) -> float:

@@ -104,4 +104,5 @@ class TestToggles(unittest.TestCase):
                 if topic in published:
                     assert collected[topic], f"{topic} has no data"
                 else:
-                    assert ros.node.count_subscribers(topic) == 1, f"{topic} has no subscriber"
+                    # a command's two readers: reliable (acknowledges) and best-effort
+                    assert ros.node.count_subscribers(topic) == 2, f"{topic} has not its two readers"

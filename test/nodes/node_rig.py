@@ -20,7 +20,7 @@ from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import QoSProfile
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from acres_bridge.ingest.bus import BUS, BusSubscription
 from acres_bridge.ingest.channels import IngestChannel
@@ -59,11 +59,15 @@ class NodeRig:
         )
         return messages
 
-    def publisher(self, table: str, topic: str) -> Any:
-        """A probe publisher on one of the node's command topics, once the node subscribes."""
+    def publisher(self, table: str, topic: str, *, reliability: ReliabilityPolicy | None = None) -> Any:
+        """A probe publisher on one of the node's command topics (with the profile's QoS, or
+        another reliability), once the node subscribes."""
         spec = PROFILES.topic(table, topic)
         assert spec.qos is not None
-        publisher = self.probe.create_publisher(spec.message_class(), spec.ros_name, spec.qos.to_rclpy())
+        qos = spec.qos.to_rclpy()
+        if reliability is not None:
+            qos.reliability = reliability
+        publisher = self.probe.create_publisher(spec.message_class(), spec.ros_name, qos)
         self.spin_until(lambda: publisher.get_subscription_count() > 0, f"the node on {topic}")
         return publisher
 

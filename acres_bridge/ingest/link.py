@@ -45,7 +45,7 @@ from acres_bridge.wire import (
     encode,
 )
 from acres_bridge.wire.can import CanFrame
-from acres_bridge.wire.frames import Frame
+from acres_bridge.wire.frames import FROM_SIMULATOR_KINDS, Frame
 from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = [
@@ -361,7 +361,7 @@ class SimulatorLink:
             sock = self._connect(self._port, "control")
         except OSError:
             return False
-        control = _Channel("control", sock, FrameReader())
+        control = _Channel("control", sock, FrameReader(kinds=FROM_SIMULATOR_KINDS["control"]))
         self._channels = [control]
         try:
             hello = decode(self._read_frame(control, FrameKind.HELLO))
@@ -379,7 +379,8 @@ class SimulatorLink:
                 ):
                     if port == 0:
                         continue
-                    channel = _Channel(f"{role}/{agent.index}", self._connect(port, role), FrameReader())
+                    reader = FrameReader(kinds=FROM_SIMULATOR_KINDS[str(role)])
+                    channel = _Channel(f"{role}/{agent.index}", self._connect(port, role), reader)
                     channel.agent = agent.index
                     self._channels.append(channel)
                     hello_frame = ClientHello(

@@ -9,7 +9,9 @@ Every frame is a 16-byte little-endian header followed by its payload:
     check   uint32   CRC-32 of the 12 bytes before it
 
 `FrameReader` turns a byte stream into frames. A header with a bad magic or check, an unknown
-version, an unknown kind or an oversized length is dropped and counted; the reader then
+version, an unknown kind, a kind the channel does not carry (`kinds`: what the peer may send on
+it) or a length beyond its kind's maximum (`MAX_PAYLOAD_OF`: only clouds and images may be large)
+is dropped and counted before anything is allocated for it; the reader then
 searches the stream for the next magic, so garbage between frames never costs the frames
 after it. The check guards the length field: a corrupted length cannot swallow good frames.
 Payloads are not checksummed (TCP already does); their decoders validate sizes and values.
@@ -29,17 +31,21 @@ import sys
 import zlib
 from array import array
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 
 __all__ = [
     "BULK_KINDS",
     "BULK_PAYLOAD",
+    "FROM_SIMULATOR_KINDS",
     "HEADER",
     "MAGIC",
     "MAX_PAYLOAD",
+    "MAX_PAYLOAD_OF",
     "PROTOCOL_VERSION",
+    "SMALL_PAYLOAD",
+    "TO_SIMULATOR_KINDS",
     "Frame",
     "FrameKind",
     "FrameReader",
@@ -82,6 +88,41 @@ class FrameKind(IntEnum):
 
 _KINDS = frozenset(int(kind) for kind in FrameKind)
 BULK_KINDS = frozenset({FrameKind.LIDAR, FrameKind.CAMERA})
+SMALL_PAYLOAD = 64 * 1024  # every kind but clouds and images: JSON (MAX_JSON_BYTES) or a few numbers
+MAX_PAYLOAD_OF: dict[int, int] = {
+    int(kind): MAX_PAYLOAD if kind in BULK_KINDS else SMALL_PAYLOAD for kind in FrameKind
+}
+# What each side may send, on which channel (docs/protocol.md): a reader takes only those kinds.
+TO_SIMULATOR_KINDS = frozenset(
+    {
+        FrameKind.CLIENT_HELLO,
+        FrameKind.ERROR,
+        FrameKind.STEP_REQUEST,
+        FrameKind.SET_STATE,
+        FrameKind.RESET_SESSION,
+        FrameKind.AGENT_RESET,
+        FrameKind.DBW_COMMAND,
+        FrameKind.MAXXUM_COMMAND,
+    }
+)
+FROM_SIMULATOR_KINDS: dict[str, frozenset[FrameKind]] = {
+    "control": frozenset(
+        {FrameKind.HELLO, FrameKind.ERROR, FrameKind.EPISODE, FrameKind.CLOCK, FrameKind.STEP_DONE}
+    ),
+    "sensor": frozenset(
+        {
+            FrameKind.ERROR,
+            FrameKind.SENSOR_META,
+            FrameKind.INS,
+            FrameKind.LIDAR,
+            FrameKind.CAMERA,
+            FrameKind.STREAM_MARK,
+        }
+    ),
+    "vehicle": frozenset(
+        {FrameKind.ERROR, FrameKind.DBW_REPORT, FrameKind.MAXXUM_OBSERVATION, FrameKind.STREAM_MARK}
+    ),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +150,11 @@ class FrameReader:
     so the owner can refuse it with a clear message instead of treating it as noise.
     """
 
-    def __init__(self, *, max_payload: int = MAX_PAYLOAD) -> None:
+    def __init__(self, *, max_payload: int = MAX_PAYLOAD, kinds: Iterable[FrameKind] | None = None) -> None:
+        """`kinds`: the kinds this stream may carry (default: every kind)."""
         self._buffer = bytearray()
         self._max_payload = max_payload
+        self._kinds = _KINDS if kinds is None else frozenset(int(kind) for kind in kinds)
         self.dropped: Counter[str] = Counter()
         self.version_mismatch: int | None = None
         self.frames_read = 0
@@ -180,19 +223,8 @@ class FrameReader:
         start = 0
         try:
             while len(buffer) - start >= HEADER.size:
-                magic, version, kind, length, check = HEADER.unpack_from(buffer, start)
-                reason = None
-                if magic != MAGIC:
-                    reason = "bad magic"
-                elif check != zlib.crc32(buffer[start : start + _HEAD.size]):
-                    reason = "bad header check"
-                elif version != PROTOCOL_VERSION:
-                    reason = "protocol version"
-                    self.version_mismatch = version
-                elif kind not in _KINDS:
-                    reason = "unknown kind"
-                elif length > self._max_payload:
-                    reason = "oversized"
+                magic, _version, kind, length, _check = HEADER.unpack_from(buffer, start)
+                reason = self._refusal(buffer, start)
                 if reason is not None:
                     if not self._skipping or magic == MAGIC:  # one count per dropped stretch
                         self.dropped[reason] += 1
@@ -219,6 +251,24 @@ class FrameReader:
                 yield Frame(FrameKind(kind), payload)
         finally:
             del buffer[:start]
+
+    def _refusal(self, buffer: bytearray, start: int) -> str | None:
+        """Why the header at `start` is dropped, or None when its frame is taken."""
+        magic, version, kind, length, check = HEADER.unpack_from(buffer, start)
+        if magic != MAGIC:
+            return "bad magic"
+        if check != zlib.crc32(buffer[start : start + _HEAD.size]):
+            return "bad header check"
+        if version != PROTOCOL_VERSION:
+            self.version_mismatch = version
+            return "protocol version"
+        if kind not in _KINDS:
+            return "unknown kind"
+        if kind not in self._kinds:
+            return "unexpected kind"
+        if length > min(self._max_payload, MAX_PAYLOAD_OF[kind]):
+            return "oversized"
+        return None
 
     def _start_bulk(self, kind: FrameKind, length: int, buffer: bytearray, offset: int) -> None:
         """Move the buffered start of a large payload into a buffer of the payload's size."""

@@ -220,6 +220,27 @@ def test_steps_are_acknowledged_after_their_data_was_handed_over(
     assert [s.step for s in recorder.ins] == list(range(1, 25))
 
 
+def test_a_large_announcement_on_the_control_channel_holds_nothing_up(
+    simulators: list[Any], link_for: Any
+) -> None:
+    # Once: a header announcing a 64 MiB frame on the control channel stopped /clock for good.
+    simulator = ScriptedSimulator()
+    simulators.append(simulator)
+    recorder = Recorder()
+    link = link_for(simulator.port, recorder)
+    simulator.wait_ready()
+    wait_for(lambda: link.hello is not None, "the session")
+    assert simulator.control_peer is not None
+    for kind in (FrameKind.CLOCK, FrameKind.LIDAR):  # too large for a clock; no cloud on this channel
+        head = struct.pack("<4sHHI", b"ACRS", PROTOCOL_VERSION, int(kind), 64 * 1024 * 1024 - 1)
+        simulator.control_peer.sendall(head + struct.pack("<I", zlib.crc32(head)))
+    outcome = link.request_steps(12, timeout_s=TIMEOUT_S)
+    assert outcome.ok, outcome.message
+    assert [c.step for c in recorder.clocks] == list(range(1, 13))
+    assert link.counters.dropped_frames["oversized"] == 1
+    assert link.counters.dropped_frames["unexpected kind"] == 1
+
+
 def test_garbage_between_frames_is_counted_and_the_stream_goes_on(
     simulators: list[Any], link_for: Any
 ) -> None:

@@ -52,7 +52,14 @@ from acres_bridge.wire import (
     encode_frame,
     json_codecs,
 )
-from acres_bridge.wire.frames import MAX_PAYLOAD
+from acres_bridge.wire.frames import (
+    BULK_KINDS,
+    FROM_SIMULATOR_KINDS,
+    MAX_PAYLOAD,
+    MAX_PAYLOAD_OF,
+    SMALL_PAYLOAD,
+    TO_SIMULATOR_KINDS,
+)
 from acres_bridge.wire.json_fields import MAX_STAMP_NS
 from acres_bridge.wire.maxxum import MaxxumCommand, MaxxumObservation
 from acres_bridge.wire.perception import CameraImage, ImageEncoding, LidarScan
@@ -426,6 +433,7 @@ def _header(
 
 
 GOOD_CLOCK = encode(Clock(step=1, stamp_ns=8_333_333))
+GOOD_STEP_REQUEST = encode(StepRequest(request_id=1, steps=2))
 
 
 @pytest.mark.parametrize(
@@ -1215,3 +1223,30 @@ def test_agent_reset_refuses_a_position_off_the_tile(key, value):
     data = {"agent": 0, "x_m": 1.0, "y_m": 2.0, "yaw_rad": 0.0, key: value}
     with pytest.raises(ProtocolError, match=rf"AGENT_RESET: field '{key}' must be within \+-1000 m"):
         json_codecs.decode_agent_reset(json.dumps(data).encode())
+
+
+def test_a_kind_the_channel_does_not_carry_is_dropped_before_anything_is_allocated():
+    # Once: headers announcing 64 MiB clouds, sent to the simulator, each allocated 64 MiB at once.
+    reader = FrameReader(kinds=TO_SIMULATOR_KINDS)
+    reader.feed(_header(kind=int(FrameKind.LIDAR), length=MAX_PAYLOAD - 1) + GOOD_STEP_REQUEST)
+    assert [decode(frame) for frame in reader.frames()] == [StepRequest(request_id=1, steps=2)]
+    assert reader.dropped == Counter({"unexpected kind": 1})
+    assert reader.buffered == 0
+    assert reader.bulk_space() is None
+
+
+@pytest.mark.parametrize("kind", sorted(set(FrameKind) - BULK_KINDS))
+def test_only_clouds_and_images_may_announce_a_large_payload(kind):
+    # Once: a header announcing a 64 MiB frame on the control channel held /clock until it came.
+    assert MAX_PAYLOAD_OF[kind] == SMALL_PAYLOAD
+    reader = FrameReader()
+    reader.feed(_header(kind=int(kind), length=SMALL_PAYLOAD + 1) + GOOD_CLOCK)
+    assert [decode(frame) for frame in reader.frames()] == [Clock(step=1, stamp_ns=8_333_333)]
+    assert reader.dropped == Counter({"oversized": 1})
+
+
+def test_each_channel_of_the_bridge_takes_what_the_simulator_sends_there():
+    assert FROM_SIMULATOR_KINDS["control"] >= {FrameKind.HELLO, FrameKind.CLOCK, FrameKind.STEP_DONE}
+    assert FrameKind.LIDAR not in FROM_SIMULATOR_KINDS["control"]
+    assert FrameKind.LIDAR in FROM_SIMULATOR_KINDS["sensor"]
+    assert not TO_SIMULATOR_KINDS & (BULK_KINDS | {FrameKind.HELLO, FrameKind.CLOCK})

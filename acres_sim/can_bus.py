@@ -1,9 +1,13 @@
 """The CAN transport of one Maxxum: its J1939 frames over UDP (docs/protocol.md "CAN transport").
 
 The simulator binds a UDP port per Maxxum (the agent's `can_port` in HELLO) and sends its
-datagrams to the address that last sent it one; until a controller (the bridge) has sent a
-datagram, nothing goes out. Frames from the controller become tractor commands
-(acres_sim.j1939.command_from_frame). A bad datagram or frame is dropped, counted and logged.
+datagrams to the session's controller: the address of the first datagram that decodes and comes
+from the host of the session's bridge (a host with an accepted control channel: `bridge_hosts`).
+Until then nothing goes out; a datagram from any other address, or one that does not decode,
+changes nothing (it is dropped, counted and logged), so no other sender can take the tractor's
+CAN output or drive it. When the session's bridge goes (its last control channel closes) the
+controller is forgotten, and the next bridge's first datagram sets it again. Frames from the
+controller become tractor commands (acres_sim.j1939.command_from_frame).
 """
 
 from __future__ import annotations
@@ -39,8 +43,20 @@ class CanPort:
         self.sock.setblocking(False)
         self.port: int = self.sock.getsockname()[1]
         self._peer: tuple[str, int] | None = None
+        self.bridge_hosts: frozenset[str] = frozenset()  # hosts with an accepted control channel
         self._sent_since_barrier = 0
         self.dropped: Counter[str] = Counter()
+
+    @property
+    def peer(self) -> tuple[str, int] | None:
+        """The session's controller, where the tractor's frames go (None: not known yet)."""
+        return self._peer
+
+    def set_bridge_hosts(self, hosts: frozenset[str]) -> None:
+        """The hosts of the session's bridge; without one the controller is forgotten."""
+        self.bridge_hosts = hosts
+        if self._peer is not None and self._peer[0] not in hosts:
+            self._peer = None
 
     def receive(self) -> list[TractorCommand]:
         """Every datagram waiting: the tractor commands of its frames (a barrier commands nothing)."""
@@ -53,11 +69,12 @@ class CanPort:
             except OSError as error:
                 self._drop("socket", f"receive failed: {error}")
                 return commands
-            self._peer = peer
             try:
                 frames = decode_datagram(data)
             except ProtocolError as error:
                 self._drop("datagram", str(error))
+                continue
+            if not self._from_controller(peer):
                 continue
             for frame in frames:
                 if is_barrier(frame):
@@ -69,6 +86,17 @@ class CanPort:
                     continue
                 if command is not None:
                     commands.append(command)
+
+    def _from_controller(self, peer: tuple[str, int]) -> bool:
+        """Whether a decoded datagram comes from the session's controller (the first one from the
+        bridge's host becomes it); else it is dropped and counted."""
+        if self._peer is None and peer[0] in self.bridge_hosts:
+            self._peer = peer
+            _log.info("can/%d: the controller is %s:%d", self.agent, peer[0], peer[1])
+        if peer == self._peer:
+            return True
+        self._drop("foreign", f"a datagram from {peer[0]}:{peer[1]}, not the session's controller")
+        return False
 
     def send_group(self, observation: TractorObservation) -> None:
         """The 13 frames of the tractor's group for this observation, in one datagram."""

@@ -25,6 +25,7 @@ acres_sim.can_bus): the tractor's J1939 group each 0.1 s, a barrier after each l
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import select
 import selectors
@@ -33,7 +34,7 @@ import time
 from collections import deque
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from acres_bridge.rate_limited_log import RateLimitedLog
@@ -46,7 +47,6 @@ from acres_bridge.wire import (
     DbwCommand,
     EpisodeInfo,
     ErrorReply,
-    FrameReader,
     Hello,
     ProtocolError,
     ResetSession,
@@ -63,6 +63,13 @@ from acres_bridge.wire.maxxum import MaxxumCommand
 from acres_bridge.wire.vocabulary import SimState, Vehicle
 from acres_sim import __version__
 from acres_sim.can_bus import CanPort
+from acres_sim.clients import (
+    MAX_CLIENTS,
+    MAX_TOTAL_QUEUED_BYTES,
+    Client,
+    DescriptorReserve,
+    accept_client,
+)
 from acres_sim.clock import PHYSICS_RATE_HZ as PHYSICS_HZ
 from acres_sim.errors import AcresSimError
 from acres_sim.pacing import REPORT_INTERVAL_S, SLOW_RTF, RealTimePacer
@@ -75,7 +82,9 @@ __all__ = ["SimServer", "StepObserver"]
 
 _log = logging.getLogger("acres_sim.server")
 _FLUSH_BYTES = 1 << 20
-_SEND_TIMEOUT_S = 10.0
+_COMMAND_WAIT_S = 10.0  # a step request waits this long for the commands sent before it
+_HOUSEKEEPING_S = 0.1  # while stepping: new clients, pending output, handshakes, this often
+_STALL_S = 10.0  # lockstep: a client that takes none of its queued data for this long is dropped
 # Free run: one perception step at a time with the render thread. A step that comes while it is
 # busy is skipped, so a frame is never more than one render late and frames never bunch up.
 _RENDERS_IN_FLIGHT = 1
@@ -91,17 +100,6 @@ class StepObserver(Protocol):
     def on_step(self, world: World, output: StepOutput) -> None: ...
     def on_episode(self, world: World) -> None: ...
     def close(self) -> None: ...
-
-
-@dataclass(eq=False)
-class _Connection:
-    sock: socket.socket
-    listener: str  # "control", "sensor", "vehicle"
-    agent: int
-    reader: FrameReader = field(default_factory=FrameReader)
-    ready: bool = False  # the client's CLIENT_HELLO was accepted
-    out: bytearray = field(default_factory=bytearray)
-    command_seq: int = 0
 
 
 @dataclass(eq=False)
@@ -146,8 +144,9 @@ class SimServer:
         self._renders: deque[tuple[int, int, Future[Captured]]] = deque()
         self.skipped_renders = 0
         self._selector = selectors.DefaultSelector()
+        self._reserve = DescriptorReserve()  # a descriptor kept back: EMFILE costs one connection
         self._listeners: list[_Listener] = []
-        self._connections: list[_Connection] = []
+        self._connections: list[Client] = []
         self.control_port = self._listen(host, port, "control", 0)
         agents = []
         self._can: dict[int, CanPort] = {}
@@ -202,6 +201,10 @@ class SimServer:
         bound: int = sock.getsockname()[1]
         return bound
 
+    def can_port(self, agent: int) -> CanPort:
+        """The CAN transport of a Maxxum agent (KeyError for an agent without one)."""
+        return self._can[agent]
+
     # ---- the loop ----------------------------------------------------------------------------
 
     def stop(self) -> None:
@@ -234,13 +237,31 @@ class SimServer:
         return 0.005 if self._renders else 0.2
 
     def _poll(self, timeout: float) -> None:
-        for key, _ in self._selector.select(timeout):
+        for key, events in self._selector.select(timeout):
             if isinstance(key.data, CanPort):
                 self._can_commands(key.data)
             elif isinstance(key.data, _Listener):
                 self._accept(key.data)
             else:
-                self._receive(key.data)
+                if events & selectors.EVENT_WRITE:
+                    self._flush(key.data)
+                if events & selectors.EVENT_READ and key.data in self._connections:
+                    self._receive(key.data)
+        self._expire_handshakes()
+
+    def _housekeeping(self) -> None:
+        """While a step request runs: take new clients (each gets its HELLO), send what sockets
+        take, drop late handshakes; nothing is read, so no other request starts meanwhile."""
+        listeners = [listener.sock for listener in self._listeners]
+        writers = [c.sock for c in self._connections if c.pending]
+        readable, writable, _ = select.select(listeners, writers, [], 0)
+        for listener in self._listeners:
+            if listener.sock in readable:
+                self._accept(listener)
+        for connection in list(self._connections):
+            if connection.sock in writable:
+                self._flush(connection)
+        self._expire_handshakes()
 
     def _run_paced_steps(self) -> None:
         """The steps whose wall-time slot has come (acres_sim.pacing: never faster than real time),
@@ -260,27 +281,62 @@ class SimServer:
     # ---- connections -------------------------------------------------------------------------
 
     def _accept(self, listener: _Listener) -> None:
-        try:
-            sock, _ = listener.sock.accept()
-        except BlockingIOError:
+        """Take a waiting connection (acres_sim.clients: within MAX_CLIENTS, surviving EMFILE)."""
+        sock, problem = accept_client(listener.sock, self._reserve)
+        if problem is not None:
+            self._warn.warning(f"accept/{listener.role}", f"{listener.role}: {problem}")
+        if sock is None:
             return
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.settimeout(_SEND_TIMEOUT_S)
-        connection = _Connection(sock, listener.role, listener.agent)
+        connection = Client(sock, listener.role, listener.agent)
+        if len(self._connections) >= MAX_CLIENTS:
+            self._warn.warning(
+                "accept/limit", f"{MAX_CLIENTS} clients already: refused a {listener.role} connection"
+            )
+            refusal = ErrorReply(
+                code="busy", message=f"this simulator serves at most {MAX_CLIENTS} connections"
+            )
+            self._send(connection, encode(refusal))
+            with contextlib.suppress(OSError):
+                connection.send_pending()
+            sock.close()
+            return
         self._connections.append(connection)
         self._selector.register(sock, selectors.EVENT_READ, connection)
         if listener.role == "control":
             self._send(connection, encode(self.hello))
             self._flush(connection)
 
-    def _drop(self, connection: _Connection, reason: str) -> None:
+    def _expire_handshakes(self) -> None:
+        """Drop the connections that have not said CLIENT_HELLO in time."""
+        now = time.monotonic()
+        for connection in [c for c in self._connections if c.handshake_expired(now)]:
+            self._warn.warning(
+                f"handshake/{connection.listener}",
+                f"{connection.listener}/{connection.agent}: no CLIENT_HELLO in time: closed",
+            )
+            self._drop(connection, "no CLIENT_HELLO in time")
+
+    def _drop(self, connection: Client, reason: str) -> None:
         _log.info("closing %s connection of agent %d: %s", connection.listener, connection.agent, reason)
         if connection in self._connections:
             self._connections.remove(connection)
             self._selector.unregister(connection.sock)
         connection.sock.close()
+        if connection.listener == "control" and connection.ready:
+            self._share_bridge_hosts()
 
-    def _receive(self, connection: _Connection) -> None:
+    def _share_bridge_hosts(self) -> None:
+        """Tell each CAN port the hosts of the session's bridge: those of the accepted control
+        channels (acres_sim.can_bus: only they may become the tractor's controller)."""
+        hosts = set()
+        for connection in self._connections:
+            if connection.listener == "control" and connection.ready:
+                with contextlib.suppress(OSError):
+                    hosts.add(connection.sock.getpeername()[0])
+        for can in self._can.values():
+            can.set_bridge_hosts(frozenset(hosts))
+
+    def _receive(self, connection: Client) -> None:
         try:
             size = connection.sock.recv_into(self._recv_buffer)  # reused: recv(n) allocates n each time
         except (BlockingIOError, InterruptedError, TimeoutError):
@@ -294,7 +350,7 @@ class SimServer:
         connection.reader.feed(self._recv_view[:size])
         self._handle_frames(connection)
 
-    def _handle_frames(self, connection: _Connection) -> None:
+    def _handle_frames(self, connection: Client) -> None:
         reader = connection.reader
         for frame in reader.frames():
             try:
@@ -329,13 +385,13 @@ class SimServer:
             reader.dropped.clear()
         self._flush(connection)
 
-    def _refuse(self, connection: _Connection, message: str) -> None:
+    def _refuse(self, connection: Client, message: str) -> None:
         _log.error("refusing a %s connection: %s", connection.listener, message)
         self._send(connection, encode(ErrorReply(code="version", message=message)))
         self._flush(connection)
         self._drop(connection, message)
 
-    def _handshake(self, connection: _Connection, message: object) -> bool:
+    def _handshake(self, connection: Client, message: object) -> bool:
         if not isinstance(message, ClientHello):
             self._drop(connection, f"expected CLIENT_HELLO first, got {type(message).__name__}")
             return False
@@ -357,6 +413,7 @@ class SimServer:
             return False
         connection.ready = True
         if connection.listener == "control":
+            self._share_bridge_hosts()
             self._send(connection, encode(self._episode()))
         elif connection.listener == "sensor":
             self._send(connection, encode(self._metas[connection.agent]))
@@ -365,7 +422,7 @@ class SimServer:
 
     # ---- control -----------------------------------------------------------------------------
 
-    def _handle(self, connection: _Connection, message: object) -> None:
+    def _handle(self, connection: Client, message: object) -> None:
         world = self.world
         if isinstance(message, DbwCommand | MaxxumCommand) and connection.listener == "vehicle":
             self._vehicle_command(connection, message.seq, message)
@@ -388,9 +445,7 @@ class SimServer:
                 f"{connection.listener}/{connection.agent}: unexpected {type(message).__name__} ignored",
             )
 
-    def _vehicle_command(
-        self, connection: _Connection, seq: int, command: DbwCommand | MaxxumCommand
-    ) -> None:
+    def _vehicle_command(self, connection: Client, seq: int, command: DbwCommand | MaxxumCommand) -> None:
         """Number the command on its channel, then hand it to the world (or log why not)."""
         if seq <= connection.command_seq:
             _log.warning(
@@ -428,7 +483,7 @@ class SimServer:
             world.set_state(state)
         self._broadcast_episode()
 
-    def _step_request(self, connection: _Connection, request: StepRequest) -> None:
+    def _step_request(self, connection: Client, request: StepRequest) -> None:
         world = self.world
         status: StepStatus | None = None
         if request.steps > MAX_STEPS_PER_REQUEST:
@@ -442,12 +497,17 @@ class SimServer:
             )
             return
         self._await_commands(request.command_seqs)
+        next_housekeeping = time.monotonic() + _HOUSEKEEPING_S
         for _ in range(request.steps):
             if self._stopping:  # SIGINT or SIGTERM mid-request: end now; closing tells the bridge
                 return
             self._emit(world.advance())
-            if any(len(c.out) > _FLUSH_BYTES for c in self._connections):
+            if any(c.pending > _FLUSH_BYTES for c in self._connections):
                 self._flush_all()
+                self._wait_for_readers()
+            if time.monotonic() >= next_housekeeping:
+                self._housekeeping()
+                next_housekeeping = time.monotonic() + _HOUSEKEEPING_S
         self._send_renders(wait=True)  # every cloud and image of these steps goes before the mark
         mark = encode(StreamMark(last_step=world.step))
         for stream in self._connections:
@@ -456,13 +516,41 @@ class SimServer:
         self._send(connection, encode(StepDone(request_id=request.request_id, last_step=world.step)))
         self._flush_all()
 
+    def _wait_for_readers(self) -> None:
+        """Lockstep: let the clients take the data of the steps made so far before making more, so
+        that a request of many steps does not pile up in memory; a client that takes nothing for
+        _STALL_S is dropped, and a stop or a new client is answered meanwhile."""
+        deadline = time.monotonic() + _STALL_S
+        while not self._stopping:
+            behind = [c for c in self._connections if c.pending > _FLUSH_BYTES]
+            if not behind:
+                return
+            if time.monotonic() > deadline:
+                for connection in behind:
+                    self._warn.warning(
+                        f"stalled/{connection.listener}",
+                        f"{connection.listener}/{connection.agent}: took nothing for {_STALL_S:g} s: closed",
+                    )
+                    self._drop(connection, "stalled")
+                return
+            _, writable, _ = select.select([], [c.sock for c in behind], [], _HOUSEKEEPING_S)
+            progressed = False
+            for connection in behind:
+                if connection.sock in writable:
+                    before = connection.pending
+                    self._flush(connection)
+                    progressed = progressed or connection.pending < before
+            if progressed:
+                deadline = time.monotonic() + _STALL_S
+            self._housekeeping()
+
     def _await_commands(self, seqs: Iterable[int]) -> None:
         """Read each agent's vehicle channel until it has the commands the bridge sent before the request.
 
         A vehicle channel that is still being opened is accepted here too. Nothing else is read, so
         no other request starts while this one waits; after 10 s it steps without the command.
         """
-        deadline = time.monotonic() + _SEND_TIMEOUT_S
+        deadline = time.monotonic() + _COMMAND_WAIT_S
         for agent, wanted in enumerate(seqs):
             while wanted > 0 and not self._has_commands(agent, wanted):
                 remaining = deadline - time.monotonic()
@@ -579,22 +667,43 @@ class SimServer:
         if sent and not wait:
             self._flush_all()
 
-    def _send(self, connection: _Connection, frame: bytes) -> None:
+    def _send(self, connection: Client, frame: bytes) -> None:
         connection.out += frame
 
-    def _flush(self, connection: _Connection) -> None:
-        if not connection.out or connection not in self._connections:
+    def _flush(self, connection: Client) -> None:
+        """Send what the socket takes now; a client whose queue overflows has fallen behind and is
+        dropped (the others go on). The loop wakes when the socket takes more."""
+        if connection not in self._connections:
             return
+        had_pending = connection.pending > 0
         try:
-            connection.sock.sendall(connection.out)
+            connection.send_pending()
         except OSError as error:
             self._drop(connection, f"send failed: {error}")
             return
-        connection.out.clear()
+        if connection.overflowing:
+            self._warn.warning(
+                f"behind/{connection.listener}",
+                f"{connection.listener}/{connection.agent}: fell behind with "
+                f"{connection.pending >> 20} MiB unread: closed",
+            )
+            self._drop(connection, "fell behind")
+            return
+        if had_pending or connection.pending:
+            events = selectors.EVENT_READ | (selectors.EVENT_WRITE if connection.pending else 0)
+            self._selector.modify(connection.sock, events, connection)
 
     def _flush_all(self) -> None:
         for connection in list(self._connections):
             self._flush(connection)
+        while (total := sum(c.pending for c in self._connections)) > MAX_TOTAL_QUEUED_BYTES:
+            furthest = max(self._connections, key=lambda c: c.pending)
+            self._warn.warning(
+                "behind/total",
+                f"{total >> 20} MiB unread by the clients together: closed "
+                f"{furthest.listener}/{furthest.agent}, the furthest behind",
+            )
+            self._drop(furthest, "fell behind")
 
     def close(self) -> None:
         self._renderer.shutdown(wait=True, cancel_futures=True)
@@ -610,3 +719,4 @@ class SimServer:
             listener.sock.close()
         self._listeners.clear()
         self._selector.close()
+        self._reserve.close()

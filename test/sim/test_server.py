@@ -6,12 +6,10 @@ import logging
 import math
 import socket
 import struct
-import threading
 import time
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 import pytest
 
@@ -36,7 +34,6 @@ from acres_bridge.wire import (
     StepStatus,
     StreamMark,
     decode,
-    encode,
 )
 from acres_bridge.wire.can import decode_datagram, encode_datagram, is_barrier
 from acres_bridge.wire.clock import MAX_STEPS_PER_REQUEST
@@ -50,81 +47,9 @@ from acres_sim.server import SimServer
 from acres_sim.vehicles import POLARIS
 from acres_sim.world import AgentSpec, World
 from acres_sim.world_wire import sensor_meta
+from sim.server_rig import Client, connect, maxxum_session
 
 START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)
-
-
-class Client:
-    """One protocol connection: send messages, read frames."""
-
-    def __init__(self, port: int) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.reader = FrameReader()
-        self.raw = bytearray()
-
-    def send(self, message: object) -> None:
-        self.sock.sendall(encode(message))
-
-    def next(self) -> object:
-        while True:
-            for frame in self.reader.frames():
-                return decode(frame)
-            data = self.sock.recv(1 << 20)
-            if not data:
-                raise ConnectionError("closed")
-            self.raw += data
-            self.reader.feed(data)
-
-    def until(self, kind: type) -> list[object]:
-        messages = []
-        while True:
-            message = self.next()
-            messages.append(message)
-            if isinstance(message, kind):
-                return messages
-
-
-@pytest.fixture
-def serve() -> Iterator[object]:
-    servers: list[tuple[SimServer, threading.Thread]] = []
-
-    def start(
-        *,
-        lockstep: bool = True,
-        seed: int = 42,
-        agents: Sequence[AgentSpec] | None = None,
-        perception: bool = False,
-    ) -> SimServer:
-        world = World(
-            seed=seed,
-            start_utc=START,
-            lockstep=lockstep,
-            agents=agents or (AgentSpec(name="polaris"),),
-            perception=perception,
-        )
-        server = SimServer(world, port=0)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        servers.append((server, thread))
-        return server
-
-    yield start
-    for server, thread in servers:
-        server.stop()
-        thread.join(5)
-
-
-def connect(server: SimServer) -> tuple[Client, Client, Hello]:
-    control = Client(server.control_port)
-    hello = control.next()
-    assert isinstance(hello, Hello)
-    control.send(ClientHello(protocol_version=PROTOCOL_VERSION, client="test", role="control"))
-    assert isinstance(control.next(), EpisodeInfo)
-    sensor = Client(hello.agents[0].sensor_port)
-    sensor.send(ClientHello(protocol_version=PROTOCOL_VERSION, client="test", role="sensor", agent=0))
-    assert isinstance(sensor.next(), SensorMeta)
-    return control, sensor, hello
 
 
 def test_a_step_request_gives_clocks_ins_a_mark_and_step_done(serve) -> None:  # type: ignore[no-untyped-def]
@@ -411,18 +336,6 @@ def test_agent_ports_puts_each_agent_on_fixed_ports() -> None:
 # ---- the Maxxum: vehicle bridge and CAN bus ---------------------------------------------------------
 
 
-def _maxxum(serve: Any) -> tuple[SimServer, Client, Client, Hello]:
-    server = serve(agents=(AgentSpec(name="maxxum", vehicle=Vehicle.MAXXUM),))
-    control = Client(server.control_port)
-    hello = control.next()
-    assert isinstance(hello, Hello)
-    control.send(ClientHello(protocol_version=PROTOCOL_VERSION, client="test", role="control"))
-    control.next()
-    vehicle = Client(hello.agents[0].vehicle_port)
-    vehicle.send(ClientHello(protocol_version=PROTOCOL_VERSION, client="test", role="vehicle", agent=0))
-    return server, control, vehicle, hello
-
-
 def _command(seq: int) -> MaxxumCommand:
     return MaxxumCommand(
         seq=seq,
@@ -439,7 +352,7 @@ def _command(seq: int) -> MaxxumCommand:
 
 
 def test_a_maxxum_is_observed_at_10_hz_and_driven_by_its_commands(serve) -> None:  # type: ignore[no-untyped-def]
-    _, control, vehicle, hello = _maxxum(serve)
+    _, control, vehicle, hello = maxxum_session(serve)
     assert hello.agents[0].can_port > 0
     observations: list[MaxxumObservation] = []
     for seq in range(1, 41):  # 20 Hz commands, 6 steps each: 2 simulated seconds
@@ -455,7 +368,7 @@ def test_a_maxxum_is_observed_at_10_hz_and_driven_by_its_commands(serve) -> None
 
 
 def test_the_can_bus_sends_groups_of_13_and_a_barrier_after_each_step(serve) -> None:  # type: ignore[no-untyped-def]
-    _, control, _, hello = _maxxum(serve)
+    _, control, _, hello = maxxum_session(serve)
     bus = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     bus.settimeout(5.0)
     try:

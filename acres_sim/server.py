@@ -552,9 +552,10 @@ class SimServer:
         """
         deadline = time.monotonic() + _COMMAND_WAIT_S
         for agent, wanted in enumerate(seqs):
-            while wanted > 0 and not self._has_commands(agent, wanted):
+            while wanted > 0 and not self._stopping and not self._has_commands(agent, wanted):
                 remaining = deadline - time.monotonic()
-                if remaining <= 0.0 or not self._poll_vehicle(agent, min(remaining, 0.2)):
+                self._housekeeping()
+                if remaining <= 0.0 or not self._poll_vehicle(agent, min(remaining, _HOUSEKEEPING_S)):
                     _log.error("agent %d: command %d never arrived; stepping without it", agent, wanted)
                     break
 

@@ -203,15 +203,21 @@ def test_a_simulator_of_another_version_is_refused_with_a_clear_message(
     assert link.hello is None
 
 
-def test_steps_are_acknowledged_after_their_data_was_handed_over(
-    simulators: list[Any], link_for: Any
-) -> None:
+def _session(simulators: list[Any], link_for: Any) -> tuple[ScriptedSimulator, Recorder, SimulatorLink]:
+    """A scripted simulator and a link to it, once the session is open."""
     simulator = ScriptedSimulator()
     simulators.append(simulator)
     recorder = Recorder()
     link = link_for(simulator.port, recorder)
     simulator.wait_ready()
     wait_for(lambda: link.hello is not None, "the session")
+    return simulator, recorder, link
+
+
+def test_steps_are_acknowledged_after_their_data_was_handed_over(
+    simulators: list[Any], link_for: Any
+) -> None:
+    _, recorder, link = _session(simulators, link_for)
     outcome = link.request_steps(24, timeout_s=TIMEOUT_S)
     assert outcome.ok, outcome.message
     assert outcome.last_step == 24
@@ -224,12 +230,7 @@ def test_a_large_announcement_on_the_control_channel_holds_nothing_up(
     simulators: list[Any], link_for: Any
 ) -> None:
     # Once: a header announcing a 64 MiB frame on the control channel stopped /clock for good.
-    simulator = ScriptedSimulator()
-    simulators.append(simulator)
-    recorder = Recorder()
-    link = link_for(simulator.port, recorder)
-    simulator.wait_ready()
-    wait_for(lambda: link.hello is not None, "the session")
+    simulator, recorder, link = _session(simulators, link_for)
     assert simulator.control_peer is not None
     for kind in (FrameKind.CLOCK, FrameKind.LIDAR):  # too large for a clock; no cloud on this channel
         head = struct.pack("<4sHHI", b"ACRS", PROTOCOL_VERSION, int(kind), 64 * 1024 * 1024 - 1)

@@ -29,12 +29,10 @@ import contextlib
 import logging
 import select
 import selectors
-import socket
 import time
 from collections import deque
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Protocol
 
 from acres_bridge.rate_limited_log import RateLimitedLog
@@ -63,13 +61,7 @@ from acres_bridge.wire.maxxum import MaxxumCommand
 from acres_bridge.wire.vocabulary import SimState, Vehicle
 from acres_sim import __version__
 from acres_sim.can_bus import CanPort
-from acres_sim.clients import (
-    MAX_CLIENTS,
-    MAX_TOTAL_QUEUED_BYTES,
-    Client,
-    DescriptorReserve,
-    accept_client,
-)
+from acres_sim.clients import Client, Clients, Listener
 from acres_sim.clock import PHYSICS_RATE_HZ as PHYSICS_HZ
 from acres_sim.errors import AcresSimError
 from acres_sim.pacing import REPORT_INTERVAL_S, SLOW_RTF, RealTimePacer
@@ -84,7 +76,6 @@ _log = logging.getLogger("acres_sim.server")
 _FLUSH_BYTES = 1 << 20
 _COMMAND_WAIT_S = 10.0  # a step request waits this long for the commands sent before it
 _HOUSEKEEPING_S = 0.1  # while stepping: new clients, pending output, handshakes, this often
-_STALL_S = 10.0  # lockstep: a client that takes none of its queued data for this long is dropped
 # Free run: one perception step at a time with the render thread. A step that comes while it is
 # busy is skipped, so a frame is never more than one render late and frames never bunch up.
 _RENDERS_IN_FLIGHT = 1
@@ -100,13 +91,6 @@ class StepObserver(Protocol):
     def on_step(self, world: World, output: StepOutput) -> None: ...
     def on_episode(self, world: World) -> None: ...
     def close(self) -> None: ...
-
-
-@dataclass(eq=False)
-class _Listener:
-    sock: socket.socket
-    role: str
-    agent: int
 
 
 class SimServer:
@@ -143,23 +127,21 @@ class SimServer:
         self._renderer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="acres-render")
         self._renders: deque[tuple[int, int, Future[Captured]]] = deque()
         self.skipped_renders = 0
-        self._selector = selectors.DefaultSelector()
-        self._reserve = DescriptorReserve()  # a descriptor kept back: EMFILE costs one connection
-        self._listeners: list[_Listener] = []
-        self._connections: list[Client] = []
-        self.control_port = self._listen(host, port, "control", 0)
+        self.clients = Clients(self._warn, on_accept=self._greet, on_drop=self._on_drop)
+        self._connections = self.clients.connections  # the one list of connections
+        self.control_port = self.clients.listen(host, port, "control", 0)
         agents = []
         self._can: dict[int, CanPort] = {}
         announced: set[int] = set()
         for index, name in enumerate(world.agent_names):
             base = agent_ports + 2 * index if agent_ports > 0 else 0
-            sensor_port = self._listen(host, base, "sensor", index)
-            vehicle_port = self._listen(host, base + 1 if base else 0, "vehicle", index)
+            sensor_port = self.clients.listen(host, base, "sensor", index)
+            vehicle_port = self.clients.listen(host, base + 1 if base else 0, "vehicle", index)
             vehicle = world.agent(index).vehicle
             if vehicle == Vehicle.MAXXUM:
                 fixed = can_udp_port if can_udp_port and not self._can else 0
                 can = self._can[index] = CanPort(host, index, port=fixed)
-                self._selector.register(can.sock, selectors.EVENT_READ, can)
+                self.clients.selector.register(can.sock, selectors.EVENT_READ, can)
                 if not fixed:
                     announced.add(index)
             agents.append(
@@ -188,18 +170,6 @@ class SimServer:
         self._recv_buffer = bytearray(1 << 20)
         self._recv_view = memoryview(self._recv_buffer)
         self.pacer = RealTimePacer(1.0 / PHYSICS_HZ, report_interval_s=pace_report_s)
-
-    def _listen(self, host: str, port: int, role: str, agent: int) -> int:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(8)
-        sock.setblocking(False)
-        listener = _Listener(sock, role, agent)
-        self._listeners.append(listener)
-        self._selector.register(sock, selectors.EVENT_READ, listener)
-        bound: int = sock.getsockname()[1]
-        return bound
 
     def can_port(self, agent: int) -> CanPort:
         """The CAN transport of a Maxxum agent (KeyError for an agent without one)."""
@@ -237,31 +207,17 @@ class SimServer:
         return 0.005 if self._renders else 0.2
 
     def _poll(self, timeout: float) -> None:
-        for key, events in self._selector.select(timeout):
+        for key, events in self.clients.selector.select(timeout):
             if isinstance(key.data, CanPort):
                 self._can_commands(key.data)
-            elif isinstance(key.data, _Listener):
-                self._accept(key.data)
+            elif isinstance(key.data, Listener):
+                self.clients.accept(key.data)
             else:
                 if events & selectors.EVENT_WRITE:
                     self._flush(key.data)
                 if events & selectors.EVENT_READ and key.data in self._connections:
                     self._receive(key.data)
-        self._expire_handshakes()
-
-    def _housekeeping(self) -> None:
-        """While a step request runs: take new clients (each gets its HELLO), send what sockets
-        take, drop late handshakes; nothing is read, so no other request starts meanwhile."""
-        listeners = [listener.sock for listener in self._listeners]
-        writers = [c.sock for c in self._connections if c.pending]
-        readable, writable, _ = select.select(listeners, writers, [], 0)
-        for listener in self._listeners:
-            if listener.sock in readable:
-                self._accept(listener)
-        for connection in list(self._connections):
-            if connection.sock in writable:
-                self._flush(connection)
-        self._expire_handshakes()
+        self.clients.expire_handshakes()
 
     def _run_paced_steps(self) -> None:
         """The steps whose wall-time slot has come (acres_sim.pacing: never faster than real time),
@@ -280,50 +236,18 @@ class SimServer:
 
     # ---- connections -------------------------------------------------------------------------
 
-    def _accept(self, listener: _Listener) -> None:
-        """Take a waiting connection (acres_sim.clients: within MAX_CLIENTS, surviving EMFILE)."""
-        sock, problem = accept_client(listener.sock, self._reserve)
-        if problem is not None:
-            self._warn.warning(f"accept/{listener.role}", f"{listener.role}: {problem}")
-        if sock is None:
-            return
-        connection = Client(sock, listener.role, listener.agent)
-        if len(self._connections) >= MAX_CLIENTS:
-            self._warn.warning(
-                "accept/limit", f"{MAX_CLIENTS} clients already: refused a {listener.role} connection"
-            )
-            refusal = ErrorReply(
-                code="busy", message=f"this simulator serves at most {MAX_CLIENTS} connections"
-            )
-            self._send(connection, encode(refusal))
-            with contextlib.suppress(OSError):
-                connection.send_pending()
-            sock.close()
-            return
-        self._connections.append(connection)
-        self._selector.register(sock, selectors.EVENT_READ, connection)
-        if listener.role == "control":
+    def _greet(self, connection: Client) -> None:
+        """A new connection: a control channel gets the session's HELLO at once."""
+        if connection.listener == "control":
             self._send(connection, encode(self.hello))
             self._flush(connection)
 
-    def _expire_handshakes(self) -> None:
-        """Drop the connections that have not said CLIENT_HELLO in time."""
-        now = time.monotonic()
-        for connection in [c for c in self._connections if c.handshake_expired(now)]:
-            self._warn.warning(
-                f"handshake/{connection.listener}",
-                f"{connection.listener}/{connection.agent}: no CLIENT_HELLO in time: closed",
-            )
-            self._drop(connection, "no CLIENT_HELLO in time")
-
-    def _drop(self, connection: Client, reason: str) -> None:
-        _log.info("closing %s connection of agent %d: %s", connection.listener, connection.agent, reason)
-        if connection in self._connections:
-            self._connections.remove(connection)
-            self._selector.unregister(connection.sock)
-        connection.sock.close()
+    def _on_drop(self, connection: Client) -> None:
         if connection.listener == "control" and connection.ready:
             self._share_bridge_hosts()
+
+    def _drop(self, connection: Client, reason: str) -> None:
+        self.clients.drop(connection, reason)
 
     def _share_bridge_hosts(self) -> None:
         """Tell each CAN port the hosts of the session's bridge: those of the accepted control
@@ -504,9 +428,9 @@ class SimServer:
             self._emit(world.advance())
             if any(c.pending > _FLUSH_BYTES for c in self._connections):
                 self._flush_all()
-                self._wait_for_readers()
+                self.clients.wait_for_readers(_FLUSH_BYTES, _HOUSEKEEPING_S, lambda: self._stopping)
             if time.monotonic() >= next_housekeeping:
-                self._housekeeping()
+                self.clients.serve_new_and_writable()
                 next_housekeeping = time.monotonic() + _HOUSEKEEPING_S
         self._send_renders(wait=True)  # every cloud and image of these steps goes before the mark
         mark = encode(StreamMark(last_step=world.step))
@@ -515,34 +439,6 @@ class SimServer:
                 self._send(stream, mark)
         self._send(connection, encode(StepDone(request_id=request.request_id, last_step=world.step)))
         self._flush_all()
-
-    def _wait_for_readers(self) -> None:
-        """Lockstep: let the clients take the data of the steps made so far before making more, so
-        that a request of many steps does not pile up in memory; a client that takes nothing for
-        _STALL_S is dropped, and a stop or a new client is answered meanwhile."""
-        deadline = time.monotonic() + _STALL_S
-        while not self._stopping:
-            behind = [c for c in self._connections if c.pending > _FLUSH_BYTES]
-            if not behind:
-                return
-            if time.monotonic() > deadline:
-                for connection in behind:
-                    self._warn.warning(
-                        f"stalled/{connection.listener}",
-                        f"{connection.listener}/{connection.agent}: took nothing for {_STALL_S:g} s: closed",
-                    )
-                    self._drop(connection, "stalled")
-                return
-            _, writable, _ = select.select([], [c.sock for c in behind], [], _HOUSEKEEPING_S)
-            progressed = False
-            for connection in behind:
-                if connection.sock in writable:
-                    before = connection.pending
-                    self._flush(connection)
-                    progressed = progressed or connection.pending < before
-            if progressed:
-                deadline = time.monotonic() + _STALL_S
-            self._housekeeping()
 
     def _await_commands(self, seqs: Iterable[int]) -> None:
         """Read each agent's vehicle channel until it has the commands the bridge sent before the request.
@@ -554,7 +450,7 @@ class SimServer:
         for agent, wanted in enumerate(seqs):
             while wanted > 0 and not self._stopping and not self._has_commands(agent, wanted):
                 remaining = deadline - time.monotonic()
-                self._housekeeping()
+                self.clients.serve_new_and_writable()
                 if remaining <= 0.0 or not self._poll_vehicle(agent, min(remaining, _HOUSEKEEPING_S)):
                     _log.error("agent %d: command %d never arrived; stepping without it", agent, wanted)
                     break
@@ -567,7 +463,7 @@ class SimServer:
 
     def _poll_vehicle(self, agent: int, timeout: float) -> bool:
         """Accept and read the vehicle channel of ``agent`` for up to ``timeout`` s; False if it has none."""
-        listeners = [x for x in self._listeners if x.role == "vehicle" and x.agent == agent]
+        listeners = [x for x in self.clients.listeners if x.role == "vehicle" and x.agent == agent]
         if not listeners:
             return False
         connections = [c for c in self._connections if c.listener == "vehicle" and c.agent == agent]
@@ -575,7 +471,7 @@ class SimServer:
         readable, _, _ = select.select(socks, [], [], timeout)
         for listener in listeners:
             if listener.sock in readable:
-                self._accept(listener)
+                self.clients.accept(listener)
         for connection in connections:
             if connection.sock in readable:
                 self._receive(connection)
@@ -672,52 +568,16 @@ class SimServer:
         connection.out += frame
 
     def _flush(self, connection: Client) -> None:
-        """Send what the socket takes now; a client whose queue overflows has fallen behind and is
-        dropped (the others go on). The loop wakes when the socket takes more."""
-        if connection not in self._connections:
-            return
-        had_pending = connection.pending > 0
-        try:
-            connection.send_pending()
-        except OSError as error:
-            self._drop(connection, f"send failed: {error}")
-            return
-        if connection.overflowing:
-            self._warn.warning(
-                f"behind/{connection.listener}",
-                f"{connection.listener}/{connection.agent}: fell behind with "
-                f"{connection.pending >> 20} MiB unread: closed",
-            )
-            self._drop(connection, "fell behind")
-            return
-        if had_pending or connection.pending:
-            events = selectors.EVENT_READ | (selectors.EVENT_WRITE if connection.pending else 0)
-            self._selector.modify(connection.sock, events, connection)
+        self.clients.flush(connection)
 
     def _flush_all(self) -> None:
-        for connection in list(self._connections):
-            self._flush(connection)
-        while (total := sum(c.pending for c in self._connections)) > MAX_TOTAL_QUEUED_BYTES:
-            furthest = max(self._connections, key=lambda c: c.pending)
-            self._warn.warning(
-                "behind/total",
-                f"{total >> 20} MiB unread by the clients together: closed "
-                f"{furthest.listener}/{furthest.agent}, the furthest behind",
-            )
-            self._drop(furthest, "fell behind")
+        self.clients.flush_all()
 
     def close(self) -> None:
         self._renderer.shutdown(wait=True, cancel_futures=True)
         for observer in self._observers:
             observer.close()
         for can in self._can.values():
-            self._selector.unregister(can.sock)
+            self.clients.selector.unregister(can.sock)
             can.close()
-        for connection in list(self._connections):
-            self._drop(connection, "simulator stopping")
-        for listener in self._listeners:
-            self._selector.unregister(listener.sock)
-            listener.sock.close()
-        self._listeners.clear()
-        self._selector.close()
-        self._reserve.close()
+        self.clients.close()

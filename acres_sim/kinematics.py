@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from acres_bridge.geo.rotation import Vec3, world_to_body, wrap_angle
+from acres_bridge.geo.scalar import clamp
 from acres_sim.vehicles import VehicleParams
 
 __all__ = [
@@ -75,10 +76,6 @@ class BodyMotion:
     specific_force: Vec3
     yaw_rate: float
     accel: float
-
-
-def _clamp(value: float, low: float, high: float) -> float:
-    return low if value < low else high if value > high else value
 
 
 def _attitude(terrain: Terrain, params: VehicleParams, x: float, y: float, yaw: float) -> Vec3:
@@ -140,18 +137,18 @@ def step(
     within one step. The inputs must be finite (checked by the caller at its boundary).
     """
     # Steering: towards the clipped command, at most the rate limit.
-    target = _clamp(steer_cmd, -params.max_steer_rad, params.max_steer_rad)
+    target = clamp(steer_cmd, -params.max_steer_rad, params.max_steer_rad)
     max_delta = params.max_steer_rate_radps * dt
-    steer = state.steer + _clamp(target - state.steer, -max_delta, max_delta)
+    steer = state.steer + clamp(target - state.steer, -max_delta, max_delta)
 
     # Speed.
     v0 = state.speed
     braking = (v0 > 0.0 and accel_cmd < 0.0) or (v0 < 0.0 and accel_cmd > 0.0)
     limit = params.max_brake_decel_mps2 if braking else params.max_accel_mps2
-    v1 = v0 + _clamp(accel_cmd, -limit, limit) * dt
+    v1 = v0 + clamp(accel_cmd, -limit, limit) * dt
     if braking and (v1 > 0.0) != (v0 > 0.0):
         v1 = 0.0
-    v1 = _clamp(v1, -params.max_reverse_speed_mps, params.max_speed_mps)
+    v1 = clamp(v1, -params.max_reverse_speed_mps, params.max_speed_mps)
     accel = (v1 - v0) / dt
 
     # Pose: along the arc of curvature tan(steer)/L, by the distance of the mean speed.

@@ -60,6 +60,7 @@ import math
 from dataclasses import replace
 from typing import Final
 
+from acres_bridge.geo.scalar import clamp
 from acres_bridge.wire.maxxum import (
     Difflock,
     HitchMode,
@@ -93,10 +94,6 @@ _STILL_MPS: Final = 1e-9  # a speed at or below this is standstill
 def observation_due(step: int) -> bool:
     """True when physics step ``step`` yields an observation and a CAN group (10 Hz of simulation time)."""
     return is_due(step, OBSERVATION_RATE_HZ)
-
-
-def _clamp(value: float, low: float, high: float) -> float:
-    return low if value < low else high if value > high else value
 
 
 class TractorModel:
@@ -191,9 +188,9 @@ class TractorModel:
 
         # Steering: towards the road-wheel angle of the curvature, within the lock and the rate.
         self._steer_target = math.atan(c.curvature_1pm * vehicle.wheelbase_m)
-        target = _clamp(self._steer_target, -vehicle.max_steer_rad, vehicle.max_steer_rad)
+        target = clamp(self._steer_target, -vehicle.max_steer_rad, vehicle.max_steer_rad)
         max_delta = vehicle.max_steer_rate_radps * dt
-        self._steer += _clamp(target - self._steer, -max_delta, max_delta)
+        self._steer += clamp(target - self._steer, -max_delta, max_delta)
 
         # Hitch and implement (the hitch's draft control sees the draft of the last step).
         depth_stop = min(c.depth_stop_m, implement.max_depth_m)
@@ -230,7 +227,7 @@ class TractorModel:
             accel = (drive - math.copysign(resist, speed_mps)) / mass
         braking = accel * speed_mps < 0.0
         limit = vehicle.max_brake_decel_mps2 if braking else vehicle.max_accel_mps2
-        self._accel = _clamp(accel, -limit, limit)
+        self._accel = clamp(accel, -limit, limit)
         self._slip = p.slip_at_traction_limit * drive / traction
 
         # Engine: the governor's target drooped by the load, reached with a first-order lag.

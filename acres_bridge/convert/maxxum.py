@@ -25,6 +25,7 @@ from std_msgs.msg import Float32, String
 from acres_bridge.convert.frame_names import FrameNames
 from acres_bridge.convert.rig import check_rig, mount_transforms
 from acres_bridge.errors import CommandRefusedError
+from acres_bridge.geo.scalar import clamp
 from acres_bridge.wire import ProtocolError, SensorMount
 from acres_bridge.wire.json_fields import json_object
 from acres_bridge.wire.maxxum import (
@@ -67,10 +68,6 @@ STATE_DECIMALS: Final = {
     "draft_n": 1,
     "rpm": 1,
 }
-
-
-def _clamp(value: float, low: float, high: float) -> float:
-    return low if value < low else high if value > high else value
 
 
 # ---- state ---------------------------------------------------------------------------------------
@@ -143,23 +140,23 @@ def guidance_from_twist(message: Any, *, max_speed_mps: float) -> Guidance:
         return Guidance(speed_mps=0.0, curvature_1pm=0.0)
     speed_mps = min(speed_mps, max_speed_mps)
     curvature_1pm = yaw_rate / max(speed_mps, MIN_YAW_RATE_SPEED_MPS)
-    return Guidance(speed_mps, _clamp(curvature_1pm, -MAX_CURVATURE_1PM, MAX_CURVATURE_1PM))
+    return Guidance(speed_mps, clamp(curvature_1pm, -MAX_CURVATURE_1PM, MAX_CURVATURE_1PM))
 
 
 def curvature(message: Any) -> float:
     """guidance/curvature_cmd in 1/m, clamped to +-MAX_CURVATURE_1PM; CommandRefusedError if not finite."""
     value = _finite("guidance/curvature_cmd", "data", message.data)
-    return _clamp(value, -MAX_CURVATURE_1PM, MAX_CURVATURE_1PM)
+    return clamp(value, -MAX_CURVATURE_1PM, MAX_CURVATURE_1PM)
 
 
 def speed(message: Any, *, max_speed_mps: float) -> float:
     """speed_cmd in m/s, clamped to 0 .. max_speed_mps; CommandRefusedError if not finite."""
-    return _clamp(_finite("speed_cmd", "data", message.data), 0.0, max_speed_mps)
+    return clamp(_finite("speed_cmd", "data", message.data), 0.0, max_speed_mps)
 
 
 def fraction(topic: str, message: Any) -> float:
     """A Float32 command of 0 .. 1 (hitch/lever_cmd, hand_throttle_cmd), clamped; refused if not finite."""
-    return _clamp(_finite(topic, "data", message.data), 0.0, 1.0)
+    return clamp(_finite(topic, "data", message.data), 0.0, 1.0)
 
 
 def implement_controls(message: Any, current: ImplementControls) -> ImplementControls:
@@ -215,9 +212,9 @@ def maxxum_command(
         pto_on = observed.pto_on if observed is not None else False
     return MaxxumCommand(
         seq=0,
-        curvature_1pm=_clamp(curvature_1pm, -MAX_CURVATURE_1PM, MAX_CURVATURE_1PM),
-        pedal=_clamp(pedal, 0.0, 1.0),
-        brake=_clamp(brake, 0.0, 1.0),
+        curvature_1pm=clamp(curvature_1pm, -MAX_CURVATURE_1PM, MAX_CURVATURE_1PM),
+        pedal=clamp(pedal, 0.0, 1.0),
+        brake=clamp(brake, 0.0, 1.0),
         hand_throttle=settings.hand_throttle if settings.hand_throttle is not None else 0.0,
         hitch_lever=lever,
         hitch_raise=settings.hitch_raise if settings.hitch_raise is not None else True,

@@ -21,6 +21,8 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
+from acres_bridge.geo.scalar import clamp
+
 __all__ = [
     "CONTROL_RATE_HZ",
     "DEFAULT_CMD_TIMEOUT_S",
@@ -34,10 +36,6 @@ __all__ = [
 CONTROL_RATE_HZ: Final = 20  # the spec's 20 Hz of simulation time
 STOP_SPEED_MPS: Final = 0.05  # below this set point the controller applies the full brake
 DEFAULT_CMD_TIMEOUT_S: Final = 0.5  # the spec's cmd_timeout_s: no guidance for this long stops the commands
-
-
-def _clamp(value: float, low: float, high: float) -> float:
-    return low if value < low else high if value > high else value
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,16 +100,16 @@ def control(
             f"speed controller: expected finite speeds, got set point {setpoint_mps!r}, "
             f"measured {measured_mps!r}"
         )
-    setpoint = _clamp(setpoint_mps, 0.0, params.max_speed_mps)
+    setpoint = clamp(setpoint_mps, 0.0, params.max_speed_mps)
     if setpoint < params.stop_speed_mps:
         return FULL_BRAKE, PiState()
     error = setpoint - measured_mps
     kp, ki = params.speed_kp, params.speed_ki
     integral = state.integral + error * params.period_s
     if ki > 0.0:  # the integral term alone never leaves the output range
-        integral = _clamp(integral, -1.0 / ki, 1.0 / ki)
+        integral = clamp(integral, -1.0 / ki, 1.0 / ki)
     output = kp * error + ki * integral
     if (output > 1.0 and error > 0.0) or (output < -1.0 and error < 0.0):
         integral = state.integral  # saturated and pushed further: do not integrate
         output = kp * error + ki * integral
-    return Drive(pedal=_clamp(output, 0.0, 1.0), brake=_clamp(-output, 0.0, 1.0)), PiState(integral)
+    return Drive(pedal=clamp(output, 0.0, 1.0), brake=clamp(-output, 0.0, 1.0)), PiState(integral)

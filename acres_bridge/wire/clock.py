@@ -16,7 +16,7 @@ __all__ = ["MAX_STEPS_PER_REQUEST", "NS_PER_S", "is_due", "samples_through", "st
 NS_PER_S: Final = 1_000_000_000
 MAX_STEPS_PER_REQUEST: Final = 36_000
 """The most physics steps one step request may ask for: 5 simulated minutes at 120 Hz. A request
-runs to its end before the simulator serves anything else, so the bound keeps it answerable."""
+runs to its end before the simulator takes another one, so the bound keeps it answerable."""
 
 
 def step_stamp_ns(step: int, physics_hz: int) -> int:

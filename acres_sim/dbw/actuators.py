@@ -6,10 +6,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from acres_bridge.geo.scalar import clamp
 from acres_bridge.wire.dbw import COMMAND_FLAG_ENABLE, COMMAND_FLAG_IGNORE
 from acres_sim.clock import PHYSICS_DT_S
 
-__all__ = ["CommandChannel", "DriverOverride", "clamp", "lag_factor", "ramp"]
+__all__ = ["CommandChannel", "DriverOverride", "lag_factor", "ramp"]
 
 
 @dataclass
@@ -41,11 +42,6 @@ class DriverOverride:
 
     active: bool = False
     value: float | None = None
-
-
-def clamp(value: float, low: float, high: float) -> float:
-    """``value`` within low .. high."""
-    return low if value < low else high if value > high else value
 
 
 def lag_factor(tau_s: float) -> float:

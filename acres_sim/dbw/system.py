@@ -73,6 +73,7 @@ Who drives
 
 import math
 
+from acres_bridge.geo.scalar import clamp
 from acres_bridge.wire.dbw import (
     COMMAND_FLAG_CLEAR,
     COMMAND_FLAG_COAST_DECEL,
@@ -87,7 +88,7 @@ from acres_bridge.wire.dbw import (
     UlcCmdType,
 )
 from acres_sim.clock import PHYSICS_DT_S, step_stamp_ns
-from acres_sim.dbw.actuators import CommandChannel, DriverOverride, clamp, lag_factor, ramp
+from acres_sim.dbw.actuators import CommandChannel, DriverOverride, lag_factor, ramp
 from acres_sim.dbw.gear import GearShifter
 from acres_sim.dbw.params import OVERRIDE_SUBSYSTEMS, DbwParams, check_command
 from acres_sim.dbw.ulc import UlcController

@@ -4,6 +4,7 @@ acceleration limits, a PI loop on it, and the pedals that the powertrain model n
 
 from __future__ import annotations
 
+from acres_bridge.geo.scalar import clamp
 from acres_bridge.wire.dbw import (
     COMMAND_FLAG_COAST_DECEL,
     COMMAND_FLAG_ENABLE_SHIFT,
@@ -11,7 +12,7 @@ from acres_bridge.wire.dbw import (
     UlcCmdType,
 )
 from acres_sim.clock import PHYSICS_DT_S
-from acres_sim.dbw.actuators import CommandChannel, clamp, ramp
+from acres_sim.dbw.actuators import CommandChannel, ramp
 from acres_sim.dbw.gear import GearShifter
 from acres_sim.dbw.params import DbwParams
 from acres_sim.powertrain import Gear, Powertrain

@@ -40,8 +40,8 @@ from acres_bridge.wire.json_fields import json_object
 from acres_bridge.wire.maxxum import (
     MaxxumCommand,
     MaxxumObservation,
-    decode_maxxum_command,
     decode_maxxum_observation,
+    maxxum_command_from_fields,
 )
 from acres_bridge.wire.perception import CameraImage, ImageEncoding, LidarScan
 
@@ -276,5 +276,4 @@ def maxxum_command_from_message(message: String) -> MaxxumCommand:
     data = json_object("MAXXUM_COMMAND on the internal topic", message.data)
     if "seq" in data:
         raise ProtocolError("MAXXUM_COMMAND on the internal topic: expected a JSON object without seq")
-    command = decode_maxxum_command(json.dumps({"seq": 1, **data}).encode())
-    return dataclasses.replace(command, seq=0)
+    return maxxum_command_from_fields("MAXXUM_COMMAND on the internal topic", data, seq=0)

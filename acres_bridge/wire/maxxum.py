@@ -37,6 +37,7 @@ __all__ = [
     "decode_maxxum_observation",
     "encode_maxxum_command",
     "encode_maxxum_observation",
+    "maxxum_command_from_fields",
 ]
 
 
@@ -274,6 +275,13 @@ def decode_maxxum_command(payload: bytes) -> MaxxumCommand:
     seq = non_negative(what, data, "seq")
     if seq < 1:
         raise ProtocolError(f"{what}: seq starts at 1, found 0")
+    return maxxum_command_from_fields(what, data, seq=seq)
+
+
+def maxxum_command_from_fields(what: str, data: dict[str, Any], *, seq: int) -> MaxxumCommand:
+    """The command of a parsed MAXXUM_COMMAND object (its seq given apart: the internal topic's
+    object has none); ProtocolError naming `what` and the field for a missing, unknown or bad one."""
+    _known_keys(what, data, _COMMAND_KEYS)
     fractions = {key: _bounded(what, data, key, 0.0, 1.0) for key in _FRACTIONS}
     return MaxxumCommand(
         seq=seq,

@@ -76,7 +76,7 @@ def test_the_internal_command_carries_no_seq() -> None:
         ),
         (MAXXUM_COMMAND, String(data="[1]"), ProtocolError, r"payload must be a JSON object, found list"),
         (MAXXUM_COMMAND, String(data='{"seq": 5}'), ProtocolError, r"expected a JSON object without seq"),
-        (MAXXUM_COMMAND, String(data='{"pedal": 2.0}'), ProtocolError, r"MAXXUM_COMMAND: field"),
+        (MAXXUM_COMMAND, String(data='{"pedal": 2.0}'), ProtocolError, r"internal topic: field 'pedal'"),
         (MAXXUM_OBSERVATION, String(data="{}"), ProtocolError, r"MAXXUM_OBSERVATION: "),
         (CAN_TX, Frame(dlc=9), CanFrameRefusedError, r"can/tx: dlc 9 is above 8"),
     ],

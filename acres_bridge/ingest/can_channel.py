@@ -1,7 +1,8 @@
 """The bridge's end of one Maxxum's CAN transport: a UDP socket connected to the agent's can_port.
 
-docs/protocol.md, "CAN transport": the simulator sends its datagrams to the address that last sent
-it one, so the channel opens with a datagram holding a barrier frame (which the tractor ignores)
+docs/protocol.md, "CAN transport": the simulator sends its datagrams to the session's controller,
+the address of the first datagram from the bridge's host, so the channel opens with a datagram
+holding a barrier frame (which the tractor ignores)
 and sends one again each ``keepalive_s`` (1 s) while it has sent nothing else. The I/O thread of
 the link reads the socket (``receive``); any thread may send (``send``).
 
@@ -31,12 +32,25 @@ from acres_bridge.wire.can import (
     is_barrier,
 )
 from acres_bridge.wire.errors import ProtocolError
+from acres_bridge.wire.messages import Hello
+from acres_bridge.wire.vocabulary import Vehicle
 
-__all__ = ["KEEPALIVE_S", "CanChannel", "CanProblem", "CanReceipt"]
+__all__ = ["KEEPALIVE_S", "CanChannel", "CanProblem", "CanReceipt", "can_ports"]
 
 KEEPALIVE_S: Final = 1.0
 _DATAGRAM_BYTES: Final = 65536
 _RECEIVE_BUFFER_BYTES: Final = 4 * 1024 * 1024  # a long lockstep request sends a barrier per step
+
+
+def can_ports(hello: Hello, can_udp_port: int = 0) -> dict[int, int]:
+    """The CAN port of each agent that has one: as HELLO announces it, except that a nonzero
+    `can_udp_port` (the bridge's parameter, the game's -RlCanUdp=) is the first Maxxum's, announced or not."""
+    ports = {agent.index: agent.can_port for agent in hello.agents if agent.can_port}
+    if can_udp_port:
+        first_maxxum = next((agent.index for agent in hello.agents if agent.vehicle == Vehicle.MAXXUM), None)
+        if first_maxxum is not None:
+            ports[first_maxxum] = can_udp_port
+    return ports
 
 
 @dataclass(frozen=True, slots=True)

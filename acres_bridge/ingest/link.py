@@ -15,13 +15,13 @@ import logging
 import selectors
 import socket
 import threading
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from acres_bridge import __version__
-from acres_bridge.ingest.can_channel import CanChannel, CanProblem
+from acres_bridge.ingest.can_channel import CanChannel, CanProblem, can_ports
+from acres_bridge.ingest.connection import LinkCounters, LinkListener, Logger
 from acres_bridge.ingest.steps import PendingSteps, StepOutcome
 from acres_bridge.rate_limited_log import RateLimitedLog
 from acres_bridge.wire import (
@@ -46,33 +46,14 @@ from acres_bridge.wire import (
 )
 from acres_bridge.wire.can import CanFrame
 from acres_bridge.wire.frames import FROM_SIMULATOR_KINDS, Frame
-from acres_bridge.wire.vocabulary import Vehicle
 
-__all__ = [
-    "LinkCounters",
-    "LinkListener",
-    "SimulatorConnection",
-    "SimulatorLink",
-    "can_ports",
-    "receive_into",
-]
+__all__ = ["SimulatorLink", "receive_into"]
 
 _log = logging.getLogger("acres_bridge.ingest")
 _RECV_BYTES = 4 * 1024 * 1024
 # How long a lockstep step waits, after its TCP streams are marked, for the CAN barrier of its
 # last step: UDP may lose that datagram, and a lost one must not hold the step until its timeout.
 CAN_MARK_WAIT_S = 0.5
-
-
-def can_ports(hello: Hello, can_udp_port: int = 0) -> dict[int, int]:
-    """The CAN port of each agent that has one: as HELLO announces it, except that a nonzero
-    `can_udp_port` (the bridge's parameter, the game's -RlCanUdp=) is the first Maxxum's, announced or not."""
-    ports = {agent.index: agent.can_port for agent in hello.agents if agent.can_port}
-    if can_udp_port:
-        first_maxxum = next((agent.index for agent in hello.agents if agent.vehicle == Vehicle.MAXXUM), None)
-        if first_maxxum is not None:
-            ports[first_maxxum] = can_udp_port
-    return ports
 
 
 def receive_into(sock: socket.socket, reader: FrameReader, buffer: memoryview) -> int:
@@ -90,50 +71,6 @@ def receive_into(sock: socket.socket, reader: FrameReader, buffer: memoryview) -
     size = sock.recv_into(buffer)
     reader.feed(buffer[:size])
     return size
-
-
-class Logger(Protocol):
-    """The logging calls the link makes: rclpy's node logger and logging.Logger both have them."""
-
-    def debug(self, message: str) -> Any: ...
-    def info(self, message: str) -> Any: ...
-    def warning(self, message: str) -> Any: ...
-    def error(self, message: str) -> Any: ...
-
-
-class LinkListener(Protocol):
-    """What the link calls, from its I/O thread: the session, each sample as it is decoded (every
-    message of `wire.SAMPLE_TYPES`, and each CAN frame of a tractor), and the end of the session."""
-
-    def on_session(self, hello: Hello) -> None: ...
-    def on_sample(self, agent: int, sample: object) -> None: ...
-    def on_disconnect(self, reason: str) -> None: ...
-
-
-class SimulatorConnection(Protocol):
-    """What the ingest node needs of its connection to a simulator (SimulatorLink is the one)."""
-
-    @property
-    def hello(self) -> Hello | None: ...
-    def start(self) -> None: ...
-    def stop(self) -> None: ...
-    def request_steps(self, steps: int, *, timeout_s: float) -> StepOutcome: ...
-    def abort_pending(self, reason: str) -> None: ...
-    def send(self, agent: int, sample: object) -> bool: ...
-    def set_state(self, state: SimState) -> bool: ...
-    def reset_session(self, reason: str = "") -> bool: ...
-
-
-@dataclass
-class LinkCounters:
-    """What the link dropped or refused, by reason; read by diagnostics and tests."""
-
-    dropped_frames: Counter[str] = field(default_factory=Counter)
-    bad_payloads: Counter[str] = field(default_factory=Counter)
-    unexpected: Counter[str] = field(default_factory=Counter)
-    sessions: int = 0
-    can_frames: int = 0  # frames of the tractors' CAN buses handed to the listener
-    can_problems: Counter[str] = field(default_factory=Counter)  # datagrams refused, frames lost, ...
 
 
 @dataclass

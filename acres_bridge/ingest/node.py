@@ -40,7 +40,8 @@ from acres_bridge.ingest.channels import (
     Session,
 )
 from acres_bridge.ingest.command_gate import CommandGate
-from acres_bridge.ingest.link import SimulatorConnection, SimulatorLink
+from acres_bridge.ingest.connection import SimulatorConnection
+from acres_bridge.ingest.link import SimulatorLink
 from acres_bridge.ingest.simulation_control import SimulationControl
 from acres_bridge.ingest.steps import StepOutcome
 from acres_bridge.pace import PaceMeter

@@ -15,7 +15,8 @@ import pytest
 import samples
 from convert.test_maxxum import OBSERVATION
 
-from acres_bridge.ingest.link import CAN_MARK_WAIT_S, SimulatorLink, can_ports
+from acres_bridge.ingest.can_channel import can_ports
+from acres_bridge.ingest.link import CAN_MARK_WAIT_S, SimulatorLink
 from acres_bridge.wire import (
     AgentEntry,
     Clock,

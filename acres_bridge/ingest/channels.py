@@ -370,8 +370,8 @@ class CommandOutlet(Generic[S]):
 
     def publish(self, sample: S) -> bool:
         """Send a command on its way; whether the gate let it go."""
-        if self._outlet is None or not self._gate.admit(self._refused):
-            self._gate.admit(self._refused)  # counts it, and says why at a limited rate
+        if self._outlet is None:  # the gate is shut (it decides once, when the node starts)
+            self._gate.admit(self._refused)  # counts the command, and says why at a limited rate
             return False
         self._outlet.publish(sample)
         return True

@@ -17,7 +17,7 @@ from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from simulation_interfaces.srv import StepSimulation
+from simulation_interfaces.srv import GetSimulationState, StepSimulation
 
 from acres_bridge.errors import ProcessFailedError
 from acres_bridge.processes import (
@@ -32,6 +32,18 @@ __all__ = ["LATCHED", "START_UTC", "TIMEOUT_S", "Processes", "Ros", "free_port",
 
 TIMEOUT_S = 30.0
 SETTLE_QUIET_S = 0.3  # Ros.settle: this long without a new message, and everything is here
+STATE_SERVICE = "/get_simulation_state"
+_WARM_UP_ASK_S = 2.0  # how long one ask of the warm-up waits before it asks again
+# The bridge's simulation_interfaces services, served by one node: the warm-up asks one of them.
+_SIMULATION_SERVICES = frozenset(
+    {
+        "/step_simulation",
+        "/reset_simulation",
+        "/set_simulation_state",
+        STATE_SERVICE,
+        "/get_simulator_features",
+    }
+)
 START_UTC = "20261002T072309"
 
 
@@ -124,6 +136,7 @@ class Ros:
         self.executor.add_node(self.node)
         self._clients: dict[tuple[type, str], Any] = {}
         self._collected: list[list[Any]] = []
+        self._answered: set[str] = set()  # services that have answered this node
 
     def wait_until(self, condition: Callable[[], object], what: str, timeout_s: float = TIMEOUT_S) -> None:
         """Spin until condition() holds; fail the test after timeout_s."""
@@ -169,14 +182,43 @@ class Ros:
     def call(self, service_type: type, name: str, request: Any, timeout_s: float = TIMEOUT_S) -> Any:
         """Call a service and wait for its answer. The client is made once per service and kept, so
         a loop of step requests does not wait for a new client's discovery each time."""
-        key = (service_type, name)
-        client = self._clients.get(key)
-        if client is None:
-            client = self._clients[key] = self.node.create_client(service_type, name)
+        client = self._client(service_type, name)
+        new_server = not client.service_is_ready() or name not in self._answered
         self.wait_until(client.service_is_ready, f"service {name}", timeout_s)
+        if name in _SIMULATION_SERVICES and new_server:
+            # A server that has just appeared may not have matched this node's response readers
+            # yet, and Fast DDS then drops its answer ("failed to send response"). A request that
+            # changes nothing, asked again until it is answered, waits for that match (its client
+            # is made after this one, so its match comes later); then the request itself goes.
+            # (No client is made before it is needed: a client shows its service in the graph.)
+            self._until_answered(timeout_s)
         future = client.call_async(request)
         self.wait_until(future.done, f"the answer of {name}", timeout_s)
+        self._answered.add(name)
         return future.result()
+
+    def _client(self, service_type: type, name: str) -> Any:
+        key = (service_type, name)
+        if key not in self._clients:
+            self._clients[key] = self.node.create_client(service_type, name)
+        return self._clients[key]
+
+    def _until_answered(self, timeout_s: float) -> None:
+        """Ask /get_simulation_state until an answer comes (each ask waits a little)."""
+        state = self._client(GetSimulationState, STATE_SERVICE)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if not state.service_is_ready():
+                self.executor.spin_once(timeout_sec=0.05)
+                continue
+            future = state.call_async(GetSimulationState.Request())
+            answer_by = min(deadline, time.monotonic() + _WARM_UP_ASK_S)
+            while not future.done() and time.monotonic() < answer_by:
+                self.executor.spin_once(timeout_sec=0.01)
+            if future.done():
+                return
+            state.remove_pending_request(future)
+        pytest.fail(f"no answer of {STATE_SERVICE} within {timeout_s} s")
 
     def step(self, steps: int) -> None:
         """Run steps through /step_simulation and check they were acknowledged as done."""

@@ -26,7 +26,9 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from acres_interfaces.msg import StepDelivery as StepDeliveryMessage
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from acres_bridge.errors import ParameterError
 from acres_bridge.ingest.bus import BUS, SampleBus
@@ -41,6 +43,14 @@ from acres_bridge.ingest.channels import (
 )
 from acres_bridge.ingest.command_gate import CommandGate
 from acres_bridge.ingest.connection import SimulatorConnection
+from acres_bridge.ingest.deliveries import (
+    DELIVERIES_DEPTH,
+    LEDGER,
+    STEP_DELIVERIES,
+    DeliveryLedger,
+    StepDelivery,
+    delivery_message,
+)
 from acres_bridge.ingest.link import SimulatorLink
 from acres_bridge.ingest.simulation_control import SimulationControl
 from acres_bridge.ingest.steps import StepOutcome
@@ -55,24 +65,38 @@ MAX_AGENTS = 16
 
 
 class _PublishedSteps:
-    """The simulator's commands, with a step acknowledged only once its data is published.
+    """The simulator's commands, with a step acknowledged only once its data is published, and
+    reported (acres_bridge.ingest.deliveries) before it is answered.
 
     The link returns when every sample of the steps has been handed to the subsystem nodes;
     a node that publishes from a thread of its own (perception) may still be at work then.
     """
 
-    def __init__(self, link: SimulatorConnection, bus: SampleBus) -> None:
+    def __init__(
+        self,
+        link: SimulatorConnection,
+        bus: SampleBus,
+        ledger: DeliveryLedger,
+        report: Callable[[StepDelivery], None],
+    ) -> None:
         self._link = link
         self._bus = bus
+        self._ledger = ledger
+        self._report = report
 
     def request_steps(self, steps: int, *, timeout_s: float) -> StepOutcome:
+        self._ledger.open()
         outcome = self._link.request_steps(steps, timeout_s=timeout_s)
         if outcome.ok and not self._bus.drain(timeout_s):
-            return StepOutcome(
+            outcome = StepOutcome(
                 False,
                 last_step=outcome.last_step,
                 message=f"the steps ran, but their data was not published within {timeout_s} s",
             )
+        if not outcome.ok:
+            self._ledger.abandon()
+            return outcome
+        self._report(self._ledger.close(outcome.last_step - steps + 1, outcome.last_step))
         return outcome
 
     def set_state(self, state: SimState) -> bool:
@@ -91,6 +115,7 @@ class IngestNode(Node):
         self,
         *,
         bus: SampleBus = BUS,
+        ledger: DeliveryLedger = LEDGER,
         connection: Callable[..., SimulatorConnection] = SimulatorLink,
         **node_options: Any,
     ) -> None:
@@ -139,7 +164,7 @@ class IngestNode(Node):
         self.control = (
             SimulationControl(
                 self,
-                _PublishedSteps(self.connection, bus),
+                _PublishedSteps(self.connection, bus, ledger, self._delivery_reporter()),
                 self.episode,
                 step_timeout_s=float(step_timeout_s),
                 pace=lambda: self.pace.factor(time.monotonic_ns()),
@@ -154,6 +179,16 @@ class IngestNode(Node):
             self._add_agent(0, Vehicle(vehicle))  # agent 0's channels exist before any session
         self.connection.start()
         self.get_logger().info(f"connecting to the simulator at {host}:{port}")
+
+    def _delivery_reporter(self) -> Callable[[StepDelivery], None]:
+        """Publish each request's delivery report (reliable: a client waits on every one)."""
+        qos = QoSProfile(
+            depth=DELIVERIES_DEPTH,
+            reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.VOLATILE,
+        )
+        publisher = self.create_publisher(StepDeliveryMessage, STEP_DELIVERIES, qos)
+        return lambda delivery: publisher.publish(delivery_message(delivery))
 
     def _add_agent(self, agent: int, vehicle: Vehicle) -> None:
         """Make the channels of an agent of this vehicle that it has none of yet."""

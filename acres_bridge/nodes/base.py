@@ -22,11 +22,12 @@ from acres_bridge.convert.frame_names import FrameNames, frame_names
 from acres_bridge.errors import ParameterError
 from acres_bridge.ingest.channels import CommandOutlet, IngestChannel, SampleSubscription
 from acres_bridge.ingest.command_gate import CommandGate
-from acres_bridge.msg_profiles import Direction, MsgProfiles, TopicSpec, load_profiles
+from acres_bridge.ingest.deliveries import LEDGER, DeliveryLedger
+from acres_bridge.msg_profiles import Direction, MsgProfiles, RateKind, TopicSpec, load_profiles
 from acres_bridge.nodes.command_subscription import CommandSubscription
 from acres_bridge.wire.vocabulary import Vehicle
 
-__all__ = ["SubsystemNode", "profiles"]
+__all__ = ["StepPublisher", "SubsystemNode", "profiles"]
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -37,6 +38,25 @@ REFUSAL_LOG_S = 1.0  # a refusal's warning at most this often (every refusal is 
 def profiles() -> MsgProfiles:
     """msg_profiles, loaded and validated once per process."""
     return load_profiles()
+
+
+class StepPublisher:
+    """A publisher whose every message names the physics step that made it, for the delivery report
+    of lockstep (acres_bridge.ingest.deliveries)."""
+
+    def __init__(self, publisher: Publisher, ledger: DeliveryLedger = LEDGER) -> None:
+        self.publisher = publisher
+        self.topic: str = publisher.topic_name  # fully qualified
+        self._ledger = ledger
+        ledger.register(self.topic)
+
+    def publish(self, message: Any, step: int) -> None:
+        self.publisher.publish(message)
+        self._ledger.record(self.topic, step)
+
+    def close(self) -> None:
+        """Leave the report (the publisher itself ends with its node)."""
+        self._ledger.unregister(self.topic)
 
 
 class SubsystemNode(Node):
@@ -62,6 +82,7 @@ class SubsystemNode(Node):
         self._sources: list[SampleSubscription[Any]] = []
         self._outlets: list[CommandOutlet[Any]] = []
         self._gate: CommandGate | None = None  # made with the node's first command outlet
+        self._step_publishers: list[StepPublisher] = []
         self.refused: Counter[str] = Counter()  # inputs refused, by kind ("unfenced": no DDS fence)
 
     def topic(self, name: str) -> TopicSpec:
@@ -76,11 +97,25 @@ class SubsystemNode(Node):
             raise ValueError(f"{name} has no header frame in msg_profiles")
         return self.frames.utm if spec.frame == "utm" else self.frames.apply(spec.frame)
 
-    def publisher(self, name: str) -> Publisher:
-        """A publisher with the name, type and QoS that msg_profiles gives this vehicle's topic."""
+    def publisher(self, name: str, *, table: str | None = None) -> StepPublisher:
+        """A publisher with the name, type and QoS that msg_profiles gives this vehicle's topic (or
+        the topic of another `table`); each message is published with the step that made it."""
+        spec = self.topic(name) if table is None else profiles().topic(table, name)
+        publisher = StepPublisher(self._publisher_of(spec))
+        self._step_publishers.append(publisher)
+        return publisher
+
+    def latched_publisher(self, name: str) -> Publisher:
+        """The publisher of a topic sent once and kept for late subscribers (/tf_static), tied to no
+        step and so in no delivery report."""
         spec = self.topic(name)
+        if spec.rate_kind is not RateKind.ONCE:
+            raise ValueError(f"{name} is not a latched topic ({spec.rate_kind.value}): use publisher()")
+        return self._publisher_of(spec)
+
+    def _publisher_of(self, spec: TopicSpec) -> Publisher:
         if spec.direction is not Direction.PUBLISH:
-            raise ValueError(f"{name} is not a topic the bridge publishes ({spec.direction.value})")
+            raise ValueError(f"{spec.name} is not a topic the bridge publishes ({spec.direction.value})")
         publisher: Publisher = spec.create_publisher(self)
         return publisher
 
@@ -153,4 +188,7 @@ class SubsystemNode(Node):
         for outlet in self._outlets:
             outlet.close()
         self._outlets.clear()
+        for publisher in self._step_publishers:
+            publisher.close()
+        self._step_publishers.clear()
         super().destroy_node()

@@ -51,7 +51,7 @@ class Can(SubsystemNode):
 
     def _on_rx(self, frame: CanFrame) -> None:
         if is_published(frame):
-            self._rx.publish(frame_message(frame, CAN_FRAME_ID))
+            self._rx.publish(frame_message(frame, CAN_FRAME_ID), frame.step)
             self.published += 1
 
     def _on_tx(self, message: Any) -> None:

@@ -34,8 +34,8 @@ class ClockTf(SubsystemNode):
         self.samples(INS, self._on_ins)
 
     def _on_clock(self, sample: Clock) -> None:
-        self._clock_publisher.publish(clock_message(sample))
+        self._clock_publisher.publish(clock_message(sample), sample.step)
 
     def _on_ins(self, sample: InsSample) -> None:
         if sample.has_position:
-            self._tf.publish(TFMessage(transforms=[convert_ins.transform(sample, self.frames)]))
+            self._tf.publish(TFMessage(transforms=[convert_ins.transform(sample, self.frames)]), sample.step)

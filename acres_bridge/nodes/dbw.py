@@ -83,7 +83,7 @@ class Dbw(SubsystemNode):
             ),
             strict=True,
         ):
-            publisher.publish(message)
+            publisher.publish(message, report.step)
 
     def _on_command(self, message: Any) -> None:
         try:

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rclpy.qos import QoSProfile
-
 from acres_bridge.convert.session import episode as episode_message
 from acres_bridge.ingest.channels import EPISODE
-from acres_bridge.nodes.base import SubsystemNode, profiles
+from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.wire import EpisodeInfo
 
 __all__ = ["EpisodeClock"]
@@ -21,10 +19,8 @@ class EpisodeClock(SubsystemNode):
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
-        spec = profiles().topic("session", "/sim/episode")
-        qos: QoSProfile = spec.qos.to_rclpy() if spec.qos else QoSProfile(depth=1)
-        self._publisher = self.create_publisher(spec.message_class(), spec.ros_name, qos)
+        self._publisher = self.publisher("/sim/episode", table="session")
         self.samples(EPISODE, self._on_episode, agent=0)
 
     def _on_episode(self, info: EpisodeInfo) -> None:
-        self._publisher.publish(episode_message(info))
+        self._publisher.publish(episode_message(info), info.step)

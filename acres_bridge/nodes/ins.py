@@ -40,10 +40,10 @@ class Ins(SubsystemNode):
 
     def _on_ins(self, sample: InsSample) -> None:
         frames = self.frames
-        self._imu.publish(convert.imu(sample, self._imu_frame, oxts_axes=self._oxts))
+        self._imu.publish(convert.imu(sample, self._imu_frame, oxts_axes=self._oxts), sample.step)
         if self._velocity is not None:
-            self._velocity.publish(convert.oxts_velocity(sample, self._velocity_frame))
+            self._velocity.publish(convert.oxts_velocity(sample, self._velocity_frame), sample.step)
         if sample.has_position:
-            self._odom.publish(convert.odometry(sample, frames))
-            self._fix.publish(convert.navsat_fix(sample, self._fix_frame))
-            self._truth.publish(convert.ground_truth_odometry(sample, frames))
+            self._odom.publish(convert.odometry(sample, frames), sample.step)
+            self._fix.publish(convert.navsat_fix(sample, self._fix_frame), sample.step)
+            self._truth.publish(convert.ground_truth_odometry(sample, frames), sample.step)

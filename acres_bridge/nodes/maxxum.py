@@ -94,7 +94,7 @@ class Maxxum(SubsystemNode):
         self._engine_rpm = self.publisher("engine_rpm")
         self._steering_angle = self.publisher("steering_angle")
         self._implement_state = self.publisher("implement/state")
-        self._tf_static = self.publisher("/tf_static")
+        self._tf_static = self.latched_publisher("/tf_static")
         self._commands = self.outlet(MAXXUM_COMMAND)
         max_speed = self.controller.max_speed_mps
 
@@ -184,9 +184,9 @@ class Maxxum(SubsystemNode):
         with self._lock:
             self.control.observe(observation)
         messages = convert.observation_messages(observation)
-        self._engine_rpm.publish(messages.engine_rpm)
-        self._steering_angle.publish(messages.steering_angle)
-        self._implement_state.publish(messages.implement_state)
+        self._engine_rpm.publish(messages.engine_rpm, observation.step)
+        self._steering_angle.publish(messages.steering_angle, observation.step)
+        self._implement_state.publish(messages.implement_state, observation.step)
 
     def _on_ins(self, sample: InsSample) -> None:
         with self._lock:

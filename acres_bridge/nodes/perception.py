@@ -164,13 +164,13 @@ class Perception(SubsystemNode):
 
     def _publish(self, frame: LidarScan | CameraImage) -> None:
         if isinstance(frame, LidarScan):
-            self._points.publish(convert.point_cloud(frame, self._rig.lidar_frame))
+            self._points.publish(convert.point_cloud(frame, self._rig.lidar_frame), frame.step)
             return
         intrinsics = self._rig.intrinsics
         frame_id = self._camera_frame
-        self._image.publish(convert.image(frame, frame_id))
+        self._image.publish(convert.image(frame, frame_id), frame.step)
         if intrinsics is not None:
-            self._info.publish(convert.camera_info(intrinsics, frame_id, frame.stamp_ns))
+            self._info.publish(convert.camera_info(intrinsics, frame_id, frame.stamp_ns), frame.step)
 
     def destroy_node(self) -> None:
         self._remove_drain()

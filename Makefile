@@ -22,7 +22,7 @@ export RMW_IMPLEMENTATION := rmw_fastrtps_cpp
 # launch_ros and get_package_share_directory find the packages through it, before any distribution's.
 export AMENT_PREFIX_PATH := $(abspath $(VENV))$(if $(AMENT_PREFIX_PATH),:$(AMENT_PREFIX_PATH))
 
-PACKAGE_INPUTS := setup.py setup.cfg package.xml $(shell find acres_bridge acres_sim launch params msg_profiles resource -type f \( -name '*.py' -o -name '*.yaml' -o -name acres_bridge \) 2>/dev/null)
+PACKAGE_INPUTS := setup.py setup.cfg package.xml $(shell find acres_bridge acres_sim launch params msg_profiles resource -type f \( -name '*.py' -o -name '*.yaml' -o -name '*.xml' -o -name acres_bridge \) 2>/dev/null)
 INTERFACE_INPUTS := tools/build_interfaces.py $(shell find interfaces -type f 2>/dev/null)
 
 # A wheelhouse of launch, launch_ros, launch_testing and ros2cli (none are on PyPI), e.g.

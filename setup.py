@@ -28,6 +28,7 @@ setup(
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*", "bench", "bench.*", "tools"]),
     data_files=data_files(),
+    package_data={PACKAGE: ["container/fastdds_bridge.xml"]},
     install_requires=["setuptools"],
     zip_safe=False,
     maintainer="ACRES simulator team",

@@ -31,6 +31,7 @@ from rclpy.utilities import ok, remove_ros_args, try_shutdown
 
 from acres_bridge.container.manager import ComponentManager
 from acres_bridge.container.registry import ComponentType, component_types
+from acres_bridge.container.transport import use_bridge_transport
 from acres_bridge.shutdown import request_shutdown
 
 __all__ = ["STOP_DEADLINE_S", "StopRequest", "finished", "format_types", "init_ros", "main", "run_container"]
@@ -77,7 +78,9 @@ def finished() -> None:
 
 
 def init_ros(args: Sequence[str]) -> StopRequest:
-    """rclpy.init without its signal handlers, and ours in their place."""
+    """rclpy.init without its signal handlers, and ours in their place, on the bridge's DDS
+    transport (acres_bridge.container.transport)."""
+    use_bridge_transport()
     rclpy.init(args=list(args), signal_handler_options=SignalHandlerOptions.NO)
     return StopRequest()
 

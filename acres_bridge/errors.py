@@ -11,6 +11,7 @@ __all__ = [
     "ParameterError",
     "ProcessFailedError",
     "ProfileError",
+    "SteppingError",
 ]
 
 
@@ -75,3 +76,8 @@ class ProcessFailedError(AcresBridgeError):
         if not output:
             return "; it printed nothing"
         return "; its last output:\n" + "\n".join(f"  {line}" for line in output)
+
+
+class SteppingError(AcresBridgeError):
+    """Raised by the stepping client when a step request is refused or its messages do not all
+    arrive in time: the message says which request and, per topic, how many are missing."""

@@ -8,7 +8,7 @@ background. `Children` ends every child it started, newest first, also when the 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 
 from acres_bridge.errors import ProcessFailedError
@@ -82,8 +82,8 @@ class Children:
         while self._started:
             self._started.pop().stop()
 
-    def start(self, name: str, args: list[str]) -> Child:
-        child = Child.start(name, args)
+    def start(self, name: str, args: list[str], env: Mapping[str, str] | None = None) -> Child:
+        child = Child.start(name, args, env=env)
         self._started.append(child)
         return child
 
@@ -114,6 +114,7 @@ class Children:
         *,
         subsystems: tuple[str, ...] = BRIDGE_SUBSYSTEMS,
         name: str = "sim_bridge",
+        env: Mapping[str, str] | None = None,
         **parameters: bool | int | float | str,
     ) -> Child:
         """The bridge (`sim_bridge`) connecting to the simulator at `port`, running exactly the
@@ -125,4 +126,4 @@ class Children:
             raise BenchError(f"the bridge has no subsystems {unknown}; it has {sorted(known)}")
         toggles = {subsystem.name: subsystem.name in subsystems for subsystem in SUBSYSTEMS}
         args = bridge_command(port, **{**toggles, **parameters})
-        return self.start(name, [*args, "--log-level", "warn"])
+        return self.start(name, [*args, "--log-level", "warn"], env)

@@ -47,7 +47,7 @@ class CustomIns(SubsystemNode):
         message = odometry(sample, self.frames)
         for index in (0, 7, 14):
             message.pose.covariance[index] = max(message.pose.covariance[index], COVARIANCE_FLOOR_M2)
-        self._odom.publish(message)
+        self._odom.publish(message, sample.step)
 
 
 def main() -> int:

@@ -10,8 +10,10 @@ stamp equal to its step's, and the steps in order.
 from __future__ import annotations
 
 import random
+import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,10 +24,11 @@ from acres_bridge.lockstep.batch import message_stamp_ns
 from acres_bridge.wire.clock import MAX_STEPS_PER_REQUEST, is_due, step_stamp_ns
 from acres_sim.ins import InsParams
 
-from .conftest import Processes, Ros, free_port
+from .conftest import Processes, Ros, free_port, wait_for_line
 
 pytestmark = pytest.mark.integration
 
+REPO = Path(__file__).resolve().parents[2]
 PHYSICS_HZ = 120
 REQUESTS = 100
 MAX_STEPS = 240
@@ -163,3 +166,28 @@ def test_a_topic_the_bridge_does_not_publish_is_named(processes: Processes, ros:
 def test_a_name_that_is_no_topic_of_the_vehicle_is_refused(ros: Ros) -> None:
     with pytest.raises(ValueError, match="odom"):
         SteppingClient(ros.node, ["odom"], vehicle="polaris", executor=ros.executor)
+
+
+def test_the_example_receives_every_message_of_its_steps(processes: Processes) -> None:
+    port = free_port()
+    processes.simulator(port, perception=True)
+    processes.bridge(port)
+    example = processes.script(
+        "lockstep_client",
+        [
+            sys.executable,
+            str(REPO / "examples" / "lockstep_client.py"),
+            "--steps",
+            "250",
+            "--per-call",
+            "100",
+        ],
+    )
+    wait_for_line(example, "250 steps:", timeout_s=120.0)
+    assert example.popen.wait(30.0) == 0, example.output
+    odometry = sum(ins_with_position(step) for step in range(1, 251))
+    frames = sum(every(10)(step) for step in range(1, 251))
+    line = (
+        f"250 steps: /clock 250, /vehicle/odom {odometry}, /lidar/points {frames}, /camera/image_raw {frames}"
+    )
+    assert line in example.output

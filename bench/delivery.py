@@ -2,7 +2,7 @@
 
 One simulator (lockstep, perception) serves a bridge with the full Polaris set (clock, /tf, the
 INS topics, cloud, image and camera info, the DBW reports, the episode). The bench's node
-subscribes to every one of those topics with the spec's QoS (reliable, history 10; /tf 100) and
+subscribes to the 17 topics of all but the episode with the spec's QoS (reliable, history 10; /tf 100) and
 spins while it waits, as a user's node would. For each request size it sends requests, reads the
 bridge's delivery report of each and counts what arrived: a topic's row is the largest size up to
 which no request lost a message of it. The bridge runs twice: as shipped (its Fast DDS profile,
@@ -24,6 +24,7 @@ from acres_interfaces.msg import StepDelivery
 from acres_bridge.ingest.deliveries import STEP_DELIVERIES
 from acres_bridge.lockstep import SteppingClient
 from acres_bridge.msg_profiles import load_profiles
+from acres_bridge.nodes.dbw import REPORT_TOPICS
 from acres_bridge.processes import free_port, localhost_environment
 from bench._processes import Children
 from bench._ros import BenchNode
@@ -36,15 +37,6 @@ __all__ = ["BENCHMARK", "KINDS", "run"]
 SUBSYSTEMS = ("ingest", "clock_tf", "ins", "perception", "episode", "dbw")
 SIZES = (1, 2, 4, 8, 15, 30, 60, 120, 240)
 SETTLE_S = 0.5  # after the report: this long without a message, and nothing more is coming
-DBW = (
-    "/vehicle/steering/report",
-    "/vehicle/throttle/report",
-    "/vehicle/brake/report",
-    "/vehicle/gear/report",
-    "/vehicle/ulc/report",
-    "/vehicle/vehicle_velocity",
-    "/vehicle/dbw_enabled",
-)
 KINDS: Mapping[str, tuple[str, ...]] = {
     "/clock (120 Hz)": ("/clock",),
     "/tf (100 Hz, depth 100)": ("/tf",),
@@ -55,7 +47,7 @@ KINDS: Mapping[str, tuple[str, ...]] = {
         "/oxts/fix",
         "/sim/ground_truth/odom",
     ),
-    "DBW reports (50 Hz)": DBW,
+    "DBW reports (50 Hz)": REPORT_TOPICS,
     "perception (10 Hz)": ("/lidar/points", "/camera/image_raw", "/camera/camera_info"),
 }
 TOPICS = tuple(topic for topics in KINDS.values() for topic in topics)

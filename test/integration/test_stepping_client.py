@@ -21,6 +21,7 @@ import pytest
 from acres_bridge.errors import SteppingError
 from acres_bridge.lockstep import StepBatch, SteppingClient
 from acres_bridge.lockstep.batch import message_stamp_ns
+from acres_bridge.nodes.dbw import REPORT_TOPICS
 from acres_bridge.wire.clock import MAX_STEPS_PER_REQUEST, is_due, step_stamp_ns
 from acres_sim.ins import InsParams
 
@@ -43,15 +44,6 @@ def every(rate_hz: int, burst: int = 1) -> Callable[[int], int]:
     return lambda step: burst * int(is_due(step, rate_hz, PHYSICS_HZ))
 
 
-DBW_REPORTS = (
-    "/vehicle/steering/report",
-    "/vehicle/throttle/report",
-    "/vehicle/brake/report",
-    "/vehicle/gear/report",
-    "/vehicle/ulc/report",
-    "/vehicle/vehicle_velocity",
-    "/vehicle/dbw_enabled",
-)
 # What each step makes, per topic: the full Polaris set, and a Maxxum's topics.
 POLARIS: dict[str, Callable[[int], int]] = {
     "/clock": every(120),
@@ -64,7 +56,7 @@ POLARIS: dict[str, Callable[[int], int]] = {
     "/lidar/points": every(10),
     "/camera/image_raw": every(10),
     "/camera/camera_info": every(10),
-    **{topic: every(50) for topic in DBW_REPORTS},
+    **{topic: every(50) for topic in REPORT_TOPICS},
     "/sim/episode": lambda _step: 0,
 }
 MAXXUM: dict[str, Callable[[int], int]] = {

@@ -13,6 +13,7 @@ a client can tell a topic this bridge does not publish from one that had nothing
 from __future__ import annotations
 
 import threading
+from array import array
 from collections import Counter
 from dataclasses import dataclass
 from typing import Final
@@ -39,7 +40,7 @@ class StepDelivery:
 
     first_step: int
     last_step: int
-    steps: dict[str, list[int]]
+    steps: dict[str, array[int]]  # uint64 ("Q"): 8 bytes a message, however long the request
 
 
 class DeliveryLedger:
@@ -48,7 +49,7 @@ class DeliveryLedger:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._recording = False
-        self._steps: dict[str, list[int]] = {}
+        self._steps: dict[str, array[int]] = {}
         self._topics: Counter[str] = Counter()  # publishers per topic in this process
 
     def register(self, topic: str) -> None:
@@ -68,7 +69,10 @@ class DeliveryLedger:
             return
         with self._lock:
             if self._recording:
-                self._steps.setdefault(topic, []).append(step)
+                steps = self._steps.get(topic)
+                if steps is None:
+                    steps = self._steps[topic] = array("Q")
+                steps.append(step)
 
     def open(self) -> None:
         """A request starts: record from now on, with nothing kept from before."""
@@ -82,7 +86,7 @@ class DeliveryLedger:
             self._recording = False
             steps, self._steps = self._steps, {}
             for topic in self._topics:
-                steps.setdefault(topic, [])
+                steps.setdefault(topic, array("Q"))
         return StepDelivery(first_step, last_step, steps)
 
     def abandon(self) -> None:

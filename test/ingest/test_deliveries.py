@@ -18,10 +18,14 @@ def test_only_what_a_request_published_is_reported_with_silent_topics_listed() -
     ledger.record("/vehicle/odom", 6)
     delivery = ledger.close(5, 7)
     assert (delivery.first_step, delivery.last_step) == (5, 7)
-    assert delivery.steps == {"/clock": [5, 6, 7], "/vehicle/odom": [6], "/lidar/points": []}
+    assert {t: list(s) for t, s in delivery.steps.items()} == {
+        "/clock": [5, 6, 7],
+        "/vehicle/odom": [6],
+        "/lidar/points": [],
+    }
     ledger.record("/clock", 8)  # after the request: kept nowhere
     ledger.open()
-    assert ledger.close(9, 9).steps["/clock"] == []
+    assert list(ledger.close(9, 9).steps["/clock"]) == []
 
 
 def test_a_failed_request_leaves_nothing_for_the_next() -> None:
@@ -32,7 +36,7 @@ def test_a_failed_request_leaves_nothing_for_the_next() -> None:
     ledger.abandon()
     ledger.open()
     ledger.record("/clock", 4)
-    assert ledger.close(4, 4).steps == {"/clock": [4]}
+    assert {t: list(s) for t, s in ledger.close(4, 4).steps.items()} == {"/clock": [4]}
 
 
 def test_a_topic_leaves_the_report_with_its_last_publisher() -> None:
@@ -59,7 +63,7 @@ def test_records_from_several_threads_are_all_kept() -> None:
     for thread in threads:
         thread.join()
     steps = ledger.close(0, 999).steps
-    assert all(steps[f"/t{t}"] == list(range(1000)) for t in range(4))
+    assert all(list(steps[f"/t{t}"]) == list(range(1000)) for t in range(4))
 
 
 def test_the_message_lists_topics_in_name_order_with_their_steps() -> None:

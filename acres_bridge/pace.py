@@ -40,14 +40,20 @@ class PaceMeter:
             self._samples.popleft()
 
     def factor(self, wall_ns: int) -> float | None:
-        """Simulated seconds per wall second from the oldest sample in the window to wall_ns; None
-        with fewer than two samples. A clock that stopped (paused, lockstep between requests)
-        reads as a falling factor, as it should: the simulation is not keeping real time."""
+        """Simulated seconds per wall second from the start of the window to wall_ns; None with
+        fewer than two samples. A clock that stopped (paused, lockstep between requests) reads as a
+        falling factor, as it should: the simulation is not keeping real time.
+
+        The window starts at the wall time its first clock was made, judged from the least delayed
+        arrival in the window (the smallest wall - simulated offset): a first clock that arrived
+        late, its reader off the CPU, would otherwise start the window late and read as faster
+        than real time."""
         if len(self._samples) < 2:
             return None
-        first_wall, first_sim = self._samples[0]
+        first_sim = self._samples[0][1]
         last_sim = self._samples[-1][1]
-        elapsed = wall_ns - first_wall
+        start_wall = first_sim + min(wall - sim for wall, sim in self._samples)
+        elapsed = wall_ns - start_wall
         if elapsed <= 0:
             return None
         return (last_sim - first_sim) / elapsed

@@ -38,6 +38,20 @@ def test_a_stopped_clock_reads_as_a_falling_factor() -> None:
     assert meter.factor(end + 5 * NS) == pytest.approx(0.5, abs=0.02)
 
 
+def test_clocks_that_arrived_late_never_read_as_faster_than_real_time() -> None:
+    # A real-time simulator whose reader was off the CPU from 4.5 s to 5.1 s: the clocks made then
+    # arrive in a burst from 5.1 s on, 0.2 ms apart, the rest on time. Read at every clock as the
+    # burst's clocks, one after the other, become the oldest of the window.
+    meter = PaceMeter(window_s=5.0)
+    factors = []
+    for k in range(120 * 12):
+        made = k * STEP_NS
+        meter.record(5_100_000_000 + (k - 540) * 200_000 if 540 <= k < 612 else made, made)
+        if k >= 120 * 10:
+            factors.append(meter.factor(made))
+    assert max(f for f in factors if f is not None) <= 1.0 + 1e-6
+
+
 def test_time_that_goes_back_starts_again() -> None:
     meter = PaceMeter(window_s=5.0)
     feed(meter, 0, 100 * NS, 5.0, 1.0)

@@ -142,8 +142,8 @@ def _largest_lossless(
                     largest[kind] = size
             if not open_kinds:
                 break
-        for node_entity in (*ros.node.subscriptions,):
-            ros.node.destroy_subscription(node_entity)
+        for subscription in list(ros.node.subscriptions):
+            ros.node.destroy_subscription(subscription)
     return largest
 
 

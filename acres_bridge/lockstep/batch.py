@@ -1,4 +1,4 @@
-"""The messages of one step request, sorted into its steps: pure, no ROS.
+"""The messages of one step request, sorted into its steps: pure, no node.
 
 The bridge's delivery report lists, per topic, the physics step of every message it published
 while the request ran (acres_bridge.ingest.deliveries). A client has received the request when it
@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from acres_bridge.convert.stamps import time_ns
 
 __all__ = ["StepBatch", "StepMessages", "message_stamp_ns", "shortfall", "sort_into_steps"]
 
@@ -55,9 +57,7 @@ def message_stamp_ns(message: Any) -> int | None:
         transforms = getattr(message, "transforms", None)
         if transforms:
             stamp = transforms[0].header.stamp
-    if stamp is None:
-        return None
-    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+    return None if stamp is None else time_ns(stamp)
 
 
 def shortfall(due: Mapping[str, Sequence[int]], received: Mapping[str, Sequence[Any]]) -> dict[str, int]:

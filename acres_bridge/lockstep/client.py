@@ -33,6 +33,7 @@ from acres_bridge.errors import SteppingError
 from acres_bridge.ingest.deliveries import DELIVERIES_DEPTH, STEP_DELIVERIES
 from acres_bridge.lockstep.batch import StepBatch, shortfall, sort_into_steps
 from acres_bridge.msg_profiles import Direction, MsgProfiles, RateKind, TopicSpec, load_profiles
+from acres_bridge.names import resolve_name
 from acres_bridge.wire.clock import MAX_STEPS_PER_REQUEST
 
 __all__ = ["SteppingClient", "history_depth"]
@@ -51,17 +52,10 @@ def history_depth(spec: TopicSpec, steps: int) -> int:
     return (math.ceil(steps * spec.rate_hz / PHYSICS_HZ) + 1) * spec.burst + 10
 
 
-def _resolve(namespace: str, spec: TopicSpec) -> str:
-    name = spec.ros_name
-    if name.startswith("/"):
-        return name
-    return f"/{namespace.strip('/')}/{name}".replace("//", "/")
-
-
 class SteppingClient:
     """Steps a lockstep session and hands over every watched message of each request, by step.
 
-        `topics` are names as msg_profiles writes them for `vehicle` (or the session's /sim/episode);
+    `topics` are names as msg_profiles writes them for `vehicle` (or the session's /sim/episode);
     `namespace` is the bridge's. Its subscriptions have the spec's reliability and durability and
     a history deep enough for `chunk_steps` steps. The client spins `node` itself while it waits
     (in an executor of its own unless `executor` is given); pass ``spin=False`` when another thread
@@ -95,7 +89,7 @@ class SteppingClient:
         profiles = load_profiles()
         for name in topics:
             spec = _find(profiles, vehicle, name)
-            topic = _resolve(namespace, spec)
+            topic = resolve_name(spec.ros_name, namespace)
             self._received[topic] = []
             self._subscriptions[topic] = node.create_subscription(
                 spec.message_class(), topic, self._keeper(topic), self._qos(spec)
@@ -281,10 +275,14 @@ class SteppingClient:
 
 
 def _find(profiles: MsgProfiles, vehicle: str, name: str) -> TopicSpec:
+    profiles.table(vehicle)  # KeyError naming the tables for a vehicle msg_profiles does not have
     for table in (vehicle, "session"):
-        for spec in profiles.table(table):
-            if spec.name == name and spec.qos is not None and spec.direction is not Direction.SUBSCRIBE:
-                return spec
+        try:
+            spec = profiles.topic(table, name)
+        except KeyError:
+            continue
+        if spec.qos is not None and spec.direction is not Direction.SUBSCRIBE:
+            return spec
     raise ValueError(f"{name!r} is not a topic the bridge publishes for a {vehicle} (msg_profiles)")
 
 

@@ -14,7 +14,8 @@ enabled. A Maxxum stands still until commanded.
 With --episode-log PATH it writes the episode log of the session (the /sim/* channels,
 acres_sim.episode_log, docs/episode_log.md) into a new MCAP file, complete once the simulator stops.
 
-It prints one line when it listens, then serves until SIGINT or SIGTERM (exit status 0).
+It prints one line when it listens, then serves until SIGINT or SIGTERM (exit status 0; a signal
+that comes while it is still starting ends it at once, also with 0, and leaves no episode log).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from acres_sim.server import SimServer, StepObserver
 from acres_sim.world import DEFAULT_MAP, AgentSpec, World
 
 SCENES: dict[str, Callable[[], Scene]] = {"acre": acre_scene, "flat": flat_scene}
+_log = logging.getLogger("acres_sim")
 MAX_AGENT_PORTS = 32  # room that --agent-ports leaves above its base: 16 agents
 
 __all__ = ["main", "parse_agent"]
@@ -169,6 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"often, while slower than real time or skipping (default {REPORT_INTERVAL_S:g})",
     )
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    # From here on a stop is exit status 0 without a traceback, also while the world is being built.
+    signal.signal(signal.SIGINT, _stop_at_once)
+    signal.signal(signal.SIGTERM, _stop_at_once)
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level, format="acres_sim %(levelname)s: %(message)s")
     _check_args(parser, args)
@@ -178,44 +183,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             dataclasses.replace(a, autopilot=True) if a.vehicle == Vehicle.POLARIS else a for a in agents
         ]
     start = args.start_utc or datetime.now(UTC).replace(microsecond=0)
+    observers: list[StepObserver] = []
     try:
-        world = make_world(args, agents, start)
+        server = _start_server(args, agents, start, observers)
+    except _StopRequested:
+        _discard(observers, args.episode_log)
+        return 0
     except AcresSimError as error:
         print(f"acres_sim: {error}", file=sys.stderr)
         return 2
-    observers: list[StepObserver] = []
-    if args.episode_log is not None:
-        # Imported only when asked for: it loads the message definitions and the rosbag2 writer.
-        from acres_sim.episode_log import EpisodeLog  # noqa: PLC0415
-
-        try:
-            observers.append(EpisodeLog(world, args.episode_log))
-        except AcresSimError as error:
-            print(f"acres_sim: {error}", file=sys.stderr)
-            return 2
-    try:
-        server = SimServer(
-            world,
-            host=args.host,
-            port=args.port,
-            agent_ports=args.agent_ports,
-            can_udp_port=args.can_udp_port,
-            observers=observers,
-            pace_report_s=args.pace_report_s,
-        )
     except OSError as error:
-        for observer in observers:
-            observer.close()
-        if args.episode_log is not None:
-            args.episode_log.unlink(missing_ok=True)  # nothing ran: leave no file
+        _discard(observers, args.episode_log)
         print(f"acres_sim: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
         return 1
-
-    def stop(_signum: int, _frame: FrameType | None) -> None:
-        server.stop()
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
     print(
         f"acres_sim: listening on {args.host}:{server.control_port} "
         f"({'lockstep' if args.lockstep else 'free run'}, seed {args.seed}, "
@@ -227,6 +207,57 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     server.serve_forever()
     return 0
+
+
+class _StopRequested(BaseException):
+    """SIGINT or SIGTERM before the simulator serves: nothing ran, so it ends at once (a
+    BaseException, as KeyboardInterrupt is, so that no `except Exception` on the way holds it)."""
+
+
+def _stop_at_once(_signum: int, _frame: FrameType | None) -> None:
+    raise _StopRequested
+
+
+def _start_server(
+    args: argparse.Namespace, agents: Sequence[AgentSpec], start: datetime, observers: list[StepObserver]
+) -> SimServer:
+    """The world, its episode log when asked for (appended to `observers`) and a listening server,
+    whose stop SIGINT and SIGTERM request from then on."""
+    _log.debug("building the world: scene %s, %d agents", args.scene, len(agents))
+    world = make_world(args, agents, start)
+    if args.episode_log is not None:
+        # Imported only when asked for: it loads the message definitions and the rosbag2 writer.
+        from acres_sim.episode_log import EpisodeLog  # noqa: PLC0415
+
+        observers.append(EpisodeLog(world, args.episode_log))
+    server = SimServer(
+        world,
+        host=args.host,
+        port=args.port,
+        agent_ports=args.agent_ports,
+        can_udp_port=args.can_udp_port,
+        observers=observers,
+        pace_report_s=args.pace_report_s,
+    )
+
+    def stop(_signum: int, _frame: FrameType | None) -> None:
+        server.stop()
+
+    try:
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+    except _StopRequested:
+        server.close()
+        raise
+    return server
+
+
+def _discard(observers: Sequence[StepObserver], episode_log: Path | None) -> None:
+    """Close what was opened for a session that never ran, and leave no episode log behind."""
+    for observer in observers:
+        observer.close()
+    if episode_log is not None:
+        episode_log.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

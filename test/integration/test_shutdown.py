@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import signal
 import time
+from pathlib import Path
 
 import pytest
 from rosgraph_msgs.msg import Clock
 from simulation_interfaces.srv import StepSimulation
 
 from acres_bridge.container.main import STOP_DEADLINE_S
-from acres_bridge.processes import ChildProcess
+from acres_bridge.processes import ChildProcess, simulator_command
 from acres_bridge.wire.clock import MAX_STEPS_PER_REQUEST
 
 from .conftest import Processes, Ros, free_port, wait_for_line
@@ -100,3 +101,25 @@ def test_the_simulator_in_the_middle_of_a_long_step_request_ends_cleanly(
     # the bridge answers the request: the simulator went away before it was done
     ros.wait_until(answer.done, "the answer of the interrupted request")
     assert answer.result().result.result != 1
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: s.name)
+def test_the_simulator_stopped_while_it_builds_its_world_ends_cleanly(
+    processes: Processes, tmp_path: Path, signum: signal.Signals
+) -> None:
+    """As `ros2 launch` does when a launch ends at once: the stop arrives before the simulator
+    listens. It ends with 0 and no traceback, and leaves no episode log of a session that never ran."""
+    log = tmp_path / "session.mcap"
+    args = simulator_command(
+        free_port(),
+        seed=42,
+        lockstep=True,
+        extra=("--perception", "--log-level", "DEBUG", "--episode-log", str(log)),
+    )
+    simulator = processes.script("acres_sim", args)
+    wait_for_line(simulator, "building the world")
+    code, _ = stop(simulator, signum)
+    assert code == 0, simulator.output
+    assert "Traceback" not in simulator.output
+    if "listening on" not in simulator.output:  # stopped before it served, as it almost always is
+        assert not log.exists()

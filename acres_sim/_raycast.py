@@ -36,6 +36,7 @@ __all__ = [
     "mount_in_base",
     "rotation_matrix",
     "sensor_in_world",
+    "turn",
 ]
 
 F32 = NDArray[np.float32]
@@ -53,6 +54,21 @@ _CONE_MARGIN_RAD: Final = 1e-3
 def as_f32(a: ArrayLike) -> F32:
     """``a`` as a float32 array, without a copy when it is one already (numpy's stubs lose dtypes)."""
     return np.asarray(a, dtype=np.float32)
+
+
+def turn(rotation: ArrayLike, vectors_t: F32) -> F32:
+    """``rotation`` (M, 3) applied to the columns of ``vectors_t`` (3, N) float32, without BLAS (see
+    ``RayFan.in_world``): (M, N) float32, each row the sum over the rotation's columns in their order."""
+    r = np.asarray(rotation, dtype=np.float32)
+    out = np.empty((r.shape[0], vectors_t.shape[1]), dtype=np.float32)
+    scratch = np.empty(vectors_t.shape[1], dtype=np.float32)
+    for row in range(r.shape[0]):
+        np.multiply(vectors_t[0], r[row, 0], out=out[row])
+        np.multiply(vectors_t[1], r[row, 1], out=scratch)
+        out[row] += scratch
+        np.multiply(vectors_t[2], r[row, 2], out=scratch)
+        out[row] += scratch
+    return out
 
 
 def rotation_matrix(roll: float, pitch: float, yaw: float) -> F64:
@@ -165,6 +181,14 @@ class RayFan:
     def size(self) -> int:
         """The number of rays."""
         return int(self.directions.shape[0])
+
+    def in_world(self, rotation: F64) -> F32:
+        """The directions turned by ``rotation`` (3, 3): (3, N) float32, C-contiguous.
+
+        Row by row, not through BLAS: for a product this size OpenBLAS starts its threads, which then
+        spin for a tenth of a second on the core the physics and the bridge need, frame after frame.
+        """
+        return turn(rotation, self.directions_t)
 
     def within(self, axis: F64, half_angle: float) -> I64 | None:
         """The indices of every ray within ``half_angle`` rad of unit ``axis`` (sensor frame), and some near.

@@ -51,6 +51,7 @@ __all__ = [
     "Scene",
     "Surface",
     "acre_scene",
+    "check_fan_pose",
     "flat_scene",
     "vehicle_box",
 ]
@@ -274,6 +275,18 @@ def _check_range(max_range_m: float) -> None:
         raise ParamsError(f"Scene.cast max_range_m: expected a finite value > 0, got {max_range_m!r}")
 
 
+def check_fan_pose(origin: ArrayLike, rotation: ArrayLike, max_range_m: float) -> tuple[F64, F64]:
+    """(origin (3,), rotation (3, 3)) as float64, checked as ``Scene.cast_fan`` takes them, with the range."""
+    rot = np.asarray(rotation, dtype=np.float64)
+    if rot.shape != (3, 3) or not np.allclose(rot @ rot.T, np.eye(3), atol=1e-6):
+        raise ParamsError(f"Scene.cast_fan rotation: expected a 3 x 3 rotation matrix, got {rot.tolist()}")
+    o = np.asarray(origin, dtype=np.float64)
+    if o.shape != (3,) or not np.all(np.isfinite(o)):
+        raise ParamsError(f"Scene.cast_fan origin: expected 3 finite numbers, got {o.tolist()}")
+    _check_range(max_range_m)
+    return o, rot
+
+
 # The rays a box may hit (indices into the cast's rays; None: test them all), given its centre.
 _Candidates = Callable[[Box, F64], I64 | None]
 
@@ -343,16 +356,8 @@ class Scene:
         """``cast`` of a sensor's rays: ``fan.directions`` turned into the world by ``rotation`` (3, 3),
         all from ``origin`` (3,); the hits come in the fan's ray order. A box is slab-tested only on
         the rays of the fan's directional bins that its bounding sphere covers."""
-        rot = np.asarray(rotation, dtype=np.float64)
-        if rot.shape != (3, 3) or not np.allclose(rot @ rot.T, np.eye(3), atol=1e-6):
-            raise ParamsError(
-                f"Scene.cast_fan rotation: expected a 3 x 3 rotation matrix, got {rot.tolist()}"
-            )
-        o = np.asarray(origin, dtype=np.float64)
-        if o.shape != (3,) or not np.all(np.isfinite(o)):
-            raise ParamsError(f"Scene.cast_fan origin: expected 3 finite numbers, got {o.tolist()}")
-        _check_range(max_range_m)
-        world = rot.astype(np.float32) @ fan.directions_t
+        o, rot = check_fan_pose(origin, rotation, max_range_m)
+        world = fan.in_world(rot)
         o32 = o.astype(np.float32)
         rays = Rays(o32[0:1], o32[1:2], o32[2:3], world[0], world[1], world[2])
 

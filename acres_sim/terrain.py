@@ -291,6 +291,16 @@ class HeightField:
         xa, ya = _xy_arrays(x, y)
         return self._sample(xa, ya)[0]
 
+    def cell_coefficients(self) -> F32:
+        """(4, cells) float32: per grid cell (row-major, (ny - 1) x (nx - 1)) the bilinear
+        coefficients a, b, c, d of h = a + b fx + c fy + d fx fy, as the compiled ray kernels take them."""
+        return np.stack((self._a, self._b, self._c, self._d))
+
+    def sample_slopes(self, x: float, y: float) -> tuple[float, float, float]:
+        """(height, dh/dx, dh/dy per grid cell) at one point, in float32 arithmetic as the ray cast does."""
+        h, sx, sy = self._sample(np.array([x], dtype=np.float32), np.array([y], dtype=np.float32))
+        return float(h[0]), float(sx[0]), float(sy[0])
+
     def normals(self, x: ArrayLike, y: ArrayLike) -> F32:
         """The unit upward ground normals at (x, y): shape (..., 3), float32."""
         xa, ya = _xy_arrays(x, y)

@@ -329,7 +329,7 @@ def test_culling_finds_every_box_hit_that_a_brute_force_test_finds() -> None:
     fan = RayFan(_random_directions(rng, 20000).astype(np.float32))
     rotation = rotation_matrix(0.1, -0.2, 0.7)
     by_fan = scene.cast_fan(origin, rotation, fan, max_range_m=100.0)  # the ground is out of range
-    world = (rotation.astype(np.float32) @ fan.directions_t).T
+    world = fan.in_world(rotation).T  # the directions cast_fan casts
     by_sphere = scene.cast(origin, world, max_range_m=100.0)
     rays = Rays.of(origin.astype(np.float32), world)
     brute = np.full(world.shape[0], np.inf, dtype=np.float32)

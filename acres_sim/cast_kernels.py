@@ -1,0 +1,572 @@
+"""Compiled ray kernels: the scene's ray cast, one ray at a time, in parallel over the rays.
+
+The same arithmetic as the numpy ray caster (acres_sim.scene, acres_sim.terrain, acres_sim._raycast),
+step for step in float32, so that both give the same hits: the numpy one stays the reference that
+tests and `make bench` compare against. Compiled by numba on first use (``nogil``: a render thread
+leaves the interpreter to the physics; ``cache``: later processes load the machine code from disk).
+
+The scene comes packed into arrays (acres_sim.fast_cast builds them):
+
+- ground: ``terrain`` (16,) float32, see the ``_T_*`` slots, and the height field's bilinear cell
+  coefficients ``coeffs`` (4, cells) float32 (unused for flat ground);
+- boxes (buildings, then agents): ``boxes`` (m, 12) float32, see the ``_B_*`` slots;
+- crop fields: ``fields`` (k, 16) float32, see the ``_F_*`` slots.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Final
+
+# The kernels' worker threads sleep between frames instead of spinning: a spinning worker would take
+# the core the physics, the INS and the bridge need. Read when the first parallel kernel starts.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numba
+import numpy as np
+
+from acres_sim.terrain import CONVERGED_M, EXTRA_ITERATIONS, HIT_TOLERANCE_M, NEWTON_ITERATIONS
+
+__all__ = [
+    "BOX_SLOTS",
+    "FIELD_SLOTS",
+    "TERRAIN_SLOTS",
+    "cast_rays",
+]
+
+_JIT: Final = {"nogil": True, "cache": True, "error_model": "numpy"}
+
+# Terrain slots.
+T_HEIGHT_FIELD, T_FLAT_Z, T_X0, T_Y0, T_INV_CELL, T_NX, T_NY, T_Z_MIN, T_Z_MAX, T_STEEPEST = range(10)
+TERRAIN_SLOTS: Final = 16
+# Box slots: centre, half sizes, cos and sin of the yaw, the world axis of the bounding cone seen
+# from the origin (unit; 0 0 0: the origin is inside the sphere, test every ray) and the cone's cosine.
+B_CX, B_CY, B_CZ, B_HX, B_HY, B_HZ, B_COS, B_SIN, B_AX, B_AY, B_AZ, B_CONE = range(12)
+BOX_SLOTS: Final = 12
+# Crop field slots: the row layout, its cos and sin, its axis-aligned bounds, half a row's width and
+# the far edge of the last row across (as crop_hits rounds them: from float64).
+(
+    F_X,
+    F_Y,
+    F_COS,
+    F_SIN,
+    F_LENGTH,
+    F_ROWS,
+    F_SPACING,
+    F_WIDTH,
+    F_HEIGHT,
+    F_BX0,
+    F_BY0,
+    F_BX1,
+    F_BY1,
+    F_HALF_W,
+    F_U_MAX,
+) = range(15)
+FIELD_SLOTS: Final = 16
+
+_ZERO: Final = np.float32(0.0)
+_ONE: Final = np.float32(1.0)
+_HALF: Final = np.float32(0.5)
+_MINUS_ONE: Final = np.float32(-1.0)
+_INF: Final = np.float32(np.inf)
+_INSIDE: Final = np.float32(1.0 - 1e-6)
+_CONVERGED: Final = np.float32(CONVERGED_M)
+_HIT_TOLERANCE: Final = np.float32(HIT_TOLERANCE_M)
+_NEWTON: Final = NEWTON_ITERATIONS
+_EXTRA: Final = EXTRA_ITERATIONS
+
+# Surfaces (acres_sim.scene.Surface), as the kernels write them.
+_GROUND: Final = np.uint8(1)
+_CROP: Final = np.uint8(3)
+
+
+@numba.njit(inline="always", **_JIT)
+def _maximum(a: float, b: float) -> float:
+    """np.maximum: NaN if either is NaN."""
+    if math.isnan(a) or math.isnan(b):
+        return a + b
+    return a if a >= b else b
+
+
+@numba.njit(inline="always", **_JIT)
+def _minimum(a: float, b: float) -> float:
+    """np.minimum: NaN if either is NaN."""
+    if math.isnan(a) or math.isnan(b):
+        return a + b
+    return a if a <= b else b
+
+
+@numba.njit(inline="always", **_JIT)
+def _fmin(a: float, b: float) -> float:
+    """np.fmin: the other one where one is NaN."""
+    if math.isnan(a):
+        return b
+    if math.isnan(b):
+        return a
+    return a if a <= b else b
+
+
+@numba.njit(inline="always", **_JIT)
+def _fmax(a: float, b: float) -> float:
+    """np.fmax: the other one where one is NaN."""
+    if math.isnan(a):
+        return b
+    if math.isnan(b):
+        return a
+    return a if a >= b else b
+
+
+@numba.njit(inline="always", **_JIT)
+def _sample(terrain: np.ndarray, coeffs: np.ndarray, x: float, y: float) -> tuple[float, float, float]:
+    """HeightField._sample at one point: (height, slope x, slope y), slopes per grid cell."""
+    inv = terrain[T_INV_CELL]
+    nx1 = terrain[T_NX] - _ONE
+    ny1 = terrain[T_NY] - _ONE
+    gx = (x - terrain[T_X0]) * inv
+    gy = (y - terrain[T_Y0]) * inv
+    gx = _minimum(_maximum(gx, _ZERO), nx1 * _INSIDE)
+    gy = _minimum(_maximum(gy, _ZERO), ny1 * _INSIDE)
+    fi = np.floor(gx)
+    fj = np.floor(gy)
+    fx = gx - fi
+    fy = gy - fj
+    k = int(fj * nx1 + fi)
+    a = coeffs[k, 0]
+    b = coeffs[k, 1]
+    c = coeffs[k, 2]
+    d = coeffs[k, 3]
+    b = b + d * fy
+    slope_y = d * fx + c
+    a = a + c * fy
+    a = a + fx * b
+    return a, b, slope_y
+
+
+@numba.njit(inline="always", **_JIT)
+def _height_field_block(
+    terrain: np.ndarray,
+    coeffs: np.ndarray,
+    origin: np.ndarray,
+    world: np.ndarray,
+    start: int,
+    count: int,
+    reach: float,
+    ground0: np.ndarray,
+    climb: float,
+    t_out: np.ndarray,
+    f_out: np.ndarray,
+    sx_out: np.ndarray,
+    sy_out: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    t_eval: np.ndarray,
+    live: np.ndarray,
+) -> None:
+    """HeightField.intersect of rays ``start`` .. ``start + count``, stage by stage over the block so
+    that the rays' Newton chains overlap in the processor: into slot ``j`` of the out arrays, the
+    ray's best t, the residual of its last evaluation (inf: not tried) and the slopes there (per cell).
+    A ray hits where |residual| <= HIT_TOLERANCE_M."""
+    zero = _ZERO
+    ox = origin[0]
+    oy = origin[1]
+    oz = origin[2]
+    h0 = ground0[0]
+    g0x = ground0[1]
+    g0y = ground0[2]
+    bound = ground0[3] > 0
+    steepest = terrain[T_STEEPEST]
+    inv = terrain[T_INV_CELL]
+    clearance = oz - h0
+    # The bracket and Newton's start, for the rays that can meet the ground.
+    m = 0
+    for j in range(count):
+        i = start + j
+        t_out[j] = _INF
+        f_out[j] = _INF
+        sx_out[j] = zero
+        sy_out[j] = zero
+        dz = world[2, i]
+        if not dz < climb:
+            continue
+        inv_dz = _ONE / dz
+        t_enter = (terrain[T_Z_MAX] - oz) * inv_dz
+        t_leave = (terrain[T_Z_MIN] - oz) * inv_dz
+        if dz < 0:
+            lo_j = _maximum(t_enter, zero)
+            hi_j = t_leave
+        else:
+            lo_j = zero
+            hi_j = _minimum(t_enter if dz > 0 else _INF, reach)
+        if bound:
+            lo_j = _maximum(lo_j, clearance / (steepest - dz) if dz < steepest else _INF)
+            hi_j = _minimum(hi_j, clearance / (-dz - steepest) if -dz > steepest else _INF)
+        if not lo_j <= hi_j:
+            continue
+        t = (oz - h0) / ((g0x * world[0, i] + g0y * world[1, i]) * inv - dz)
+        if not (t >= lo_j and t <= hi_j):
+            t = hi_j if math.isfinite(hi_j) else lo_j
+        lo[j] = lo_j
+        hi[j] = hi_j
+        t_out[j] = t
+        live[m] = j
+        m += 1
+    # Plain Newton steps, clipped to the bracket.
+    for _ in range(_NEWTON):
+        for q in range(m):
+            j = live[q]
+            i = start + j
+            dx = world[0, i]
+            dy = world[1, i]
+            dz = world[2, i]
+            t = t_out[j]
+            t_eval[j] = t
+            h, slope_x, slope_y = _sample(terrain, coeffs, t * dx + ox, t * dy + oy)
+            f = t * dz + oz - h
+            step = f / (dz - (slope_x * (dx * inv) + slope_y * (dy * inv)))
+            t_out[j] = _minimum(_maximum(t - step, lo[j]), hi[j])
+            f_out[j] = f
+            sx_out[j] = slope_x
+            sy_out[j] = slope_y
+    # Safeguarded steps on the rays that have not converged: t_eval is below the root where the ray
+    # was still above the ground.
+    slow = 0
+    for q in range(m):
+        j = live[q]
+        f = f_out[j]
+        if abs(f) <= _CONVERGED:
+            continue
+        if f > 0:
+            lo[j] = t_eval[j]
+        else:
+            hi[j] = t_eval[j]
+        t_out[j] = _minimum(_maximum(t_out[j], lo[j]), hi[j])
+        live[slow] = j
+        slow += 1
+    for it in range(_EXTRA):
+        for q in range(slow):
+            j = live[q]
+            i = start + j
+            dx = world[0, i]
+            dy = world[1, i]
+            dz = world[2, i]
+            t = t_out[j]
+            h, slope_x, slope_y = _sample(terrain, coeffs, ox + t * dx, oy + t * dy)
+            f = oz + t * dz
+            f = f - h
+            above = _ONE if f > 0 else _ZERO
+            lo_j = lo[j] + (t - lo[j]) * above
+            hi_j = hi[j] + (t - hi[j]) * (_ONE - above)
+            lo[j] = lo_j
+            hi[j] = hi_j
+            step = t - f / (dz - slope_x * (dx * inv) - slope_y * (dy * inv))
+            newton = step >= lo_j and step <= hi_j
+            if it == _EXTRA - 1:
+                t_out[j] = step if newton else t
+            else:
+                t_out[j] = step if newton else _HALF * (lo_j + hi_j)
+            f_out[j] = f
+            sx_out[j] = slope_x
+            sy_out[j] = slope_y
+
+
+@numba.njit(inline="always", **_JIT)
+def _box(
+    boxes: np.ndarray, b: int, ox: float, oy: float, oz: float, dx: float, dy: float, dz: float
+) -> tuple[float, float, float, float]:
+    """box_hits of one ray and box ``b``: (t, normal x, y, z); t = inf where the ray does not enter it."""
+    c = boxes[b, B_COS]
+    s = boxes[b, B_SIN]
+    rx = ox - boxes[b, B_CX]
+    ry = oy - boxes[b, B_CY]
+    p0 = c * rx + s * ry
+    q0 = c * dx + s * dy
+    p1 = c * ry - s * rx
+    q1 = c * dy - s * dx
+    p2 = oz - boxes[b, B_CZ]
+    q2 = dz
+    t_in = -_INF
+    t_out = _INF
+    near0 = _ZERO
+    near1 = _ZERO
+    near2 = _ZERO
+    for k in range(3):
+        if k == 0:
+            p, q, h = p0, q0, boxes[b, B_HX]
+        elif k == 1:
+            p, q, h = p1, q1, boxes[b, B_HY]
+        else:
+            p, q, h = p2, q2, boxes[b, B_HZ]
+        inv = _ONE / q
+        t1 = (-h - p) * inv
+        t2 = (h - p) * inv
+        near = _fmin(t1, t2)
+        if k == 0:
+            near0 = near
+        elif k == 1:
+            near1 = near
+        else:
+            near2 = near
+        t_in = _maximum(t_in, near)
+        t_out = _fmin(t_out, _fmax(t1, t2))
+    if not (t_in <= t_out and t_in > 0):
+        return _INF, _ZERO, _ZERO, _ZERO
+    s0 = _ZERO
+    s1 = _ZERO
+    s2 = _ZERO
+    if near0 == t_in:
+        s0 = _MINUS_ONE if q0 > 0 else _ONE
+    elif near1 == t_in:
+        s1 = _MINUS_ONE if q1 > 0 else _ONE
+    elif near2 == t_in:
+        s2 = _MINUS_ONE if q2 > 0 else _ONE
+    return t_in, c * s0 - s * s1, s * s0 + c * s1, s2
+
+
+@numba.njit(inline="always", **_JIT)
+def _crop_field(
+    fields: np.ndarray,
+    k: int,
+    ox: float,
+    oy: float,
+    dx: float,
+    dy: float,
+    ground_t: float,
+    sink: float,
+    gnx: float,
+    gny: float,
+    gnz: float,
+    limit: float,
+) -> tuple[float, float, float, float]:
+    """crop_hits of one ray that met the ground at ``ground_t`` and field ``k``: (t, normal x, y, z);
+    t = inf: no hit."""
+    c = fields[k, F_COS]
+    s = fields[k, F_SIN]
+    rx = ox - fields[k, F_X]
+    ry = oy - fields[k, F_Y]
+    uo = c * ry - s * rx
+    vo = c * rx + s * ry
+    du = c * dy - s * dx
+    dv = c * dx + s * dy
+    half_w = fields[k, F_HALF_W]
+    u_min = -half_w
+    u_max = fields[k, F_U_MAX]
+    t_top = ground_t + fields[k, F_HEIGHT] / sink
+    inv_du = _ONE / du
+    inv_dv = _ONE / dv
+    tu1 = (u_min - uo) * inv_du
+    tu2 = (u_max - uo) * inv_du
+    tv1 = -vo * inv_dv
+    tv2 = (fields[k, F_LENGTH] - vo) * inv_dv
+    tv_in = _fmin(tv1, tv2)
+    t0 = _maximum(_maximum(t_top, _fmin(tu1, tu2)), _maximum(tv_in, _ZERO))
+    t1 = _minimum(_minimum(ground_t, limit), _minimum(_fmax(tu1, tu2), _fmax(tv1, tv2)))
+    if not t0 < t1:
+        return _INF, _ZERO, _ZERO, _ZERO
+    u0 = uo + t0 * du
+    period = fields[k, F_SPACING]
+    band = np.floor((u0 + half_w) / period)
+    inside = (u0 + half_w - band * period) <= fields[k, F_WIDTH]
+    edge = (band + _ONE) * period - half_w if du > 0 else band * period + half_w
+    t_edge = t0 + (edge - u0) / du
+    if not (inside or (t_edge >= t0 and t_edge <= t1)):
+        return _INF, _ZERO, _ZERO, _ZERO
+    across = _MINUS_ONE if du > 0 else _ONE
+    if not inside:
+        return t_edge, -s * across, c * across, _ZERO
+    if t0 == t_top:
+        return t0, gnx, gny, gnz
+    if t0 == tv_in:
+        along = _MINUS_ONE if dv > 0 else _ONE
+        return t0, c * along, s * along, _ZERO
+    return t0, -s * across, c * across, _ZERO
+
+
+@numba.njit(inline="always", **_JIT)
+def _cast_one(
+    i: int,
+    origin: np.ndarray,
+    world: np.ndarray,
+    max_range: float,
+    ground_t: float,
+    gx: float,
+    gy: float,
+    boxes: np.ndarray,
+    box_surface: np.ndarray,
+    box_item: np.ndarray,
+    fields: np.ndarray,
+    tallest: float,
+    out_range: np.ndarray,
+    out_surface: np.ndarray,
+    out_normal: np.ndarray,
+    out_item: np.ndarray,
+) -> None:
+    """Ray ``i``, whose ground hit is known (``ground_t``, inf for none, and the ground's slopes
+    there, per metre): then the boxes, then the crop canopies, each keeping the nearest hit."""
+    ox = origin[0]
+    oy = origin[1]
+    oz = origin[2]
+    dx = world[0, i]
+    dy = world[1, i]
+    dz = world[2, i]
+    best = _INF
+    surface = np.uint8(0)
+    item = np.int16(-1)
+    nx = _ZERO
+    ny = _ZERO
+    nz = _ZERO
+    met = math.isfinite(ground_t)
+    sink = _ZERO
+    gnx = _ZERO
+    gny = _ZERO
+    gnz = _ZERO
+    if met:
+        scale = _ONE / np.sqrt(_ONE + gx * gx + gy * gy)
+        sink = dz - gx * dx - gy * dy
+        gnx = -gx * scale
+        gny = -gy * scale
+        gnz = scale
+        if ground_t <= max_range:
+            best = ground_t
+            surface = _GROUND
+            nx, ny, nz = gnx, gny, gnz
+    # Boxes whose bounding cone holds the ray.
+    for b in range(boxes.shape[0]):
+        cone = boxes[b, B_CONE]
+        if cone > -2 and dx * boxes[b, B_AX] + dy * boxes[b, B_AY] + dz * boxes[b, B_AZ] < cone:
+            continue
+        t, bx, by, bz = _box(boxes, b, ox, oy, oz, dx, dy, dz)
+        if t < best and t <= max_range:
+            best = t
+            surface = box_surface[b]
+            item = box_item[b]
+            nx, ny, nz = bx, by, bz
+    # Crop canopies, on the rays that met the ground.
+    if met and fields.shape[0] > 0:
+        t_top = ground_t + tallest / sink
+        x_top = ox + t_top * dx
+        y_top = oy + t_top * dy
+        x_end = ox + ground_t * dx
+        y_end = oy + ground_t * dy
+        x_lo = _minimum(x_top, x_end)
+        x_hi = _maximum(x_top, x_end)
+        y_lo = _minimum(y_top, y_end)
+        y_hi = _maximum(y_top, y_end)
+        for k in range(fields.shape[0]):
+            if not (
+                x_hi >= fields[k, F_BX0]
+                and x_lo <= fields[k, F_BX1]
+                and y_hi >= fields[k, F_BY0]
+                and y_lo <= fields[k, F_BY1]
+            ):
+                continue
+            limit = _minimum(best, max_range)
+            t, cx, cy, cz = _crop_field(fields, k, ox, oy, dx, dy, ground_t, sink, gnx, gny, gnz, limit)
+            if t < best and t <= max_range:
+                best = t
+                surface = _CROP
+                item = np.int16(k)
+                nx, ny, nz = cx, cy, cz
+    out_range[i] = best
+    out_surface[i] = surface
+    out_item[i] = item
+    out_normal[0, i] = nx
+    out_normal[1, i] = ny
+    out_normal[2, i] = nz
+
+
+_BLOCK: Final = 512  # rays a thread takes at a time: its stages' scratch stays in the L1 cache
+
+
+@numba.njit(parallel=True, **_JIT)
+def cast_rays(
+    origin: np.ndarray,
+    world: np.ndarray,
+    max_range: float,
+    terrain: np.ndarray,
+    coeffs: np.ndarray,
+    ground0: np.ndarray,
+    boxes: np.ndarray,
+    box_surface: np.ndarray,
+    box_item: np.ndarray,
+    fields: np.ndarray,
+    z_top: float,
+    tallest: float,
+    out_range: np.ndarray,
+    out_surface: np.ndarray,
+    out_normal: np.ndarray,
+    out_item: np.ndarray,
+) -> None:
+    """Every ray of ``world`` (3, N) float32 unit directions from ``origin`` (3,) float32, into the
+    out arrays: range (N,) float32, surface (N,) uint8, normal (3, N) float32, item (N,) int16.
+
+    ``ground0`` (4,) float32: the height field's sample under the origin (height, slope x, slope y per
+    cell) and 1 where the origin is above the ground; ``z_top``: the highest ground plus the tallest
+    crop (float32); ``tallest``: the tallest crop (float32)."""
+    n = world.shape[1]
+    oz = origin[2]
+    # Rays rising faster than this meet neither the ground nor a crop canopy within range.
+    climb = (z_top - oz) / max_range if oz > z_top else terrain[T_STEEPEST]
+    height_field = terrain[T_HEIGHT_FIELD] > 0
+    flat_height = oz - terrain[T_FLAT_Z]
+    inv = terrain[T_INV_CELL]
+    for block in numba.prange((n + _BLOCK - 1) // _BLOCK):
+        start = block * _BLOCK
+        count = min(n, start + _BLOCK) - start
+        ground_t = np.empty(_BLOCK, dtype=np.float32)
+        residual = np.empty(_BLOCK, dtype=np.float32)
+        slope_x = np.empty(_BLOCK, dtype=np.float32)
+        slope_y = np.empty(_BLOCK, dtype=np.float32)
+        if height_field:
+            lo = np.empty(_BLOCK, dtype=np.float32)
+            hi = np.empty(_BLOCK, dtype=np.float32)
+            t_eval = np.empty(_BLOCK, dtype=np.float32)
+            live = np.empty(_BLOCK, dtype=np.int32)
+            _height_field_block(
+                terrain,
+                coeffs,
+                origin,
+                world,
+                start,
+                count,
+                max_range,
+                ground0,
+                climb,
+                ground_t,
+                residual,
+                slope_x,
+                slope_y,
+                lo,
+                hi,
+                t_eval,
+                live,
+            )
+        for j in range(count):
+            i = start + j
+            if height_field:
+                t = ground_t[j] if abs(residual[j]) <= _HIT_TOLERANCE else _INF
+                gx = slope_x[j] * inv
+                gy = slope_y[j] * inv
+            else:
+                dz = world[2, i]
+                t = flat_height / -dz if (dz < climb and dz < 0 and flat_height >= 0) else _INF
+                gx = _ZERO
+                gy = _ZERO
+            _cast_one(
+                i,
+                origin,
+                world,
+                max_range,
+                t,
+                gx,
+                gy,
+                boxes,
+                box_surface,
+                box_item,
+                fields,
+                tallest,
+                out_range,
+                out_surface,
+                out_normal,
+                out_item,
+            )

@@ -26,7 +26,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from acres_bridge.wire.vocabulary import Vehicle
-from acres_sim._raycast import F32, F64, I64, RayFan, as_f32, mount_in_base, sensor_in_world
+from acres_sim._raycast import F32, F64, I64, RayFan, mount_in_base, sensor_in_world, turn
+from acres_sim.compiled_cast import Backend, cast_fan
 from acres_sim.errors import ParamsError
 from acres_sim.kinematics import VehicleState
 from acres_sim.scene import Box, Hits, Scene, Surface
@@ -276,8 +277,11 @@ class Camera:
     copy of the previous image.
     """
 
-    def __init__(self, params: CameraParams, mount: tuple[F64, F64]) -> None:
-        """Precompute the pixel rays (and their directional index) and the shading tables."""
+    def __init__(
+        self, params: CameraParams, mount: tuple[F64, F64], *, backend: Backend = Backend.COMPILED
+    ) -> None:
+        """Precompute the pixel rays (and their directional index) and the shading tables. ``backend``:
+        which ray caster casts the pixels' rays (the same hits either way)."""
         translation = np.asarray(mount[0], dtype=np.float64)
         rotation = np.asarray(mount[1], dtype=np.float64)
         if translation.shape != (3,) or not np.all(np.isfinite(translation)):
@@ -289,6 +293,7 @@ class Camera:
                 f"Camera mount rotation: expected a 3 x 3 rotation matrix, got {rotation.tolist()}"
             )
         self._params = params
+        self._backend = backend
         self._translation = translation
         self._rotation = rotation
         self._distortion = _Distortion.of(params.d)
@@ -351,10 +356,17 @@ class Camera:
         ):
             return last.image.copy()
         origin, rotation = sensor_in_world(state, self._translation, self._rotation)
-        hits = scene.cast_fan(
-            origin, rotation, self._fan, max_range_m=self._params.max_range_m, agents=agents, crop=crop
+        hits = cast_fan(
+            self._backend,
+            scene,
+            origin,
+            rotation,
+            self._fan,
+            max_range_m=self._params.max_range_m,
+            agents=agents,
+            crop=crop,
         )
-        world = rotation.astype(np.float32) @ self._fan.directions_t
+        world = self._fan.in_world(rotation)
         image = self._shade(scene, agents, origin, world, hits)
         self._last = _Frame(scene=scene, pose=pose, agents=agents, crop=crop, image=image)
         return image.copy()
@@ -406,7 +418,7 @@ class Camera:
         Light: ambient + diffuse x max(0, n . sun), times the soil texture on the ground, times
         exp(-range / 600 m); haze: 1 - exp(-range / 600 m) (1 for a miss).
         """
-        light = as_f32(self._sun @ hits.normal.T)  # the normals are the rows of a (3, N) block
+        light = turn(self._sun[np.newaxis], hits.normal.T)[0]  # n . sun; the normals: a (3, N) block
         np.maximum(light, np.float32(0.0), out=light)
         light *= np.float32(_DIFFUSE)
         light += np.float32(_AMBIENT)

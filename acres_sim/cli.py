@@ -31,6 +31,7 @@ from pathlib import Path
 from types import FrameType
 
 from acres_bridge.wire.vocabulary import Source, Vehicle
+from acres_sim.compiled_cast import Backend, warm_up
 from acres_sim.errors import AcresSimError
 from acres_sim.pacing import REPORT_INTERVAL_S
 from acres_sim.scene import Scene, acre_scene, flat_scene
@@ -70,6 +71,7 @@ def make_world(args: argparse.Namespace, agents: Sequence[AgentSpec], start: dat
         source=Source.CORE if args.core else Source.UNREAL,
         scene=SCENES[args.scene](),
         perception=args.perception,
+        ray_cast=Backend(args.ray_cast),
     )
 
 
@@ -149,6 +151,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="make LiDAR clouds and camera images (default on; --no-perception saves their cost)",
     )
     parser.add_argument(
+        "--ray-cast",
+        choices=tuple(str(backend) for backend in Backend),
+        default=str(Backend.COMPILED),
+        help="the sensors' ray caster: compiled (machine code on every core, made or loaded from its "
+        "cache at start) or numpy (the reference); the same frames either way (default compiled)",
+    )
+    parser.add_argument(
         "--start-utc",
         type=_utc,
         default=None,
@@ -224,6 +233,8 @@ def _start_server(
     """The world, its episode log when asked for (appended to `observers`) and a listening server,
     whose stop SIGINT and SIGTERM request from then on."""
     _log.debug("building the world: scene %s, %d agents", args.scene, len(agents))
+    if args.perception and args.ray_cast == Backend.COMPILED:
+        warm_up()  # compiled or loaded from the cache now, not in the first frame
     world = make_world(args, agents, start)
     if args.episode_log is not None:
         # Imported only when asked for: it loads the message definitions and the rosbag2 writer.

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from acres_sim._raycast import BASE_FRAME, F32, F64, RayFan, as_f32, rotation_matrix, sensor_in_world
+from acres_sim.compiled_cast import Backend, cast_fan
 from acres_sim.errors import ParamsError
 from acres_sim.kinematics import VehicleState
 from acres_sim.scene import Box, Hits, Scene, Surface
@@ -163,8 +164,17 @@ class Lidar:
     the previous ray cast and draws fresh noise.
     """
 
-    def __init__(self, params: LidarParams, mount: MountPose, *, seed: int, stream: int) -> None:
-        """Precompute the beam directions and their directional index; seed the noise."""
+    def __init__(
+        self,
+        params: LidarParams,
+        mount: MountPose,
+        *,
+        seed: int,
+        stream: int,
+        backend: Backend = Backend.COMPILED,
+    ) -> None:
+        """Precompute the beam directions and their directional index; seed the noise. ``backend``:
+        which ray caster casts the beams (the same hits either way)."""
         if mount.parent != BASE_FRAME:
             raise ParamsError(
                 f"Lidar mount {mount.frame!r}: expected parent {BASE_FRAME!r}, got {mount.parent!r}"
@@ -174,6 +184,7 @@ class Lidar:
                 raise ParamsError(f"Lidar {name}: expected an integer >= 0, got {value!r}")
         self._params = params
         self._mount = mount
+        self._backend = backend
         self._translation: F64 = np.array(mount.translation, dtype=np.float64)
         self._rotation: F64 = rotation_matrix(mount.roll, mount.pitch, mount.yaw)
         directions = beam_directions(params).reshape(-1, 3)
@@ -236,8 +247,15 @@ class Lidar:
         ):
             return last
         origin, rotation = sensor_in_world(state, self._translation, self._rotation)
-        hits = scene.cast_fan(
-            origin, rotation, self._fan, max_range_m=self._params.max_range_m, agents=agents, crop=crop
+        hits = cast_fan(
+            self._backend,
+            scene,
+            origin,
+            rotation,
+            self._fan,
+            max_range_m=self._params.max_range_m,
+            agents=agents,
+            crop=crop,
         )
         frame = _Frame(
             scene=scene,
@@ -252,7 +270,7 @@ class Lidar:
 
     def _intensity(self, hits: Hits, rotation: F64) -> F32:
         """255 x reflectivity x cos(incidence) / (1 + (range / 40 m)^2), 0 without a hit."""
-        world = rotation.astype(np.float32) @ self._fan.directions_t
+        world = self._fan.in_world(rotation)
         cos_incidence = -(
             hits.normal[:, 0] * world[0] + hits.normal[:, 1] * world[1] + hits.normal[:, 2] * world[2]
         )

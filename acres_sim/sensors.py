@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim.camera import MAXXUM_CAMERA, OPTICAL_FRAMES, POLARIS_CAMERA, Camera, CameraParams, camera_mount
 from acres_sim.clock import is_due
+from acres_sim.compiled_cast import Backend
 from acres_sim.kinematics import VehicleState
 from acres_sim.lidar import MAXXUM_LIDAR, POLARIS_LIDAR, Lidar, LidarParams
 from acres_sim.scene import Box, Scene, vehicle_box
@@ -58,14 +59,25 @@ class AgentSensors:
     the optical frame below it.
     """
 
-    def __init__(self, *, params: VehicleParams, seed: int, stream: int, camera: bool, crop: bool) -> None:
+    def __init__(
+        self,
+        *,
+        params: VehicleParams,
+        seed: int,
+        stream: int,
+        camera: bool,
+        crop: bool,
+        backend: Backend = Backend.COMPILED,
+    ) -> None:
         self.lidar_params: LidarParams = _LIDARS[params.vehicle]
-        self.lidar = Lidar(self.lidar_params, params.mount("lidar"), seed=seed, stream=stream)
+        self.lidar = Lidar(
+            self.lidar_params, params.mount("lidar"), seed=seed, stream=stream, backend=backend
+        )
         self.lidar_index = _mount_index(params, "lidar")
         optical = OPTICAL_FRAMES[params.vehicle]
         self.camera_params: CameraParams = _CAMERAS[params.vehicle]
         self.camera_index = _mount_index(params, params.mount(optical).parent)
-        self.camera = Camera(self.camera_params, camera_mount(params)) if camera else None
+        self.camera = Camera(self.camera_params, camera_mount(params), backend=backend) if camera else None
         self.crop = crop
 
     def capture(

@@ -28,6 +28,7 @@ from acres_bridge.wire.dbw import DbwCommand, DbwReport, DbwTarget
 from acres_bridge.wire.vocabulary import SimState, Source, Vehicle
 from acres_sim import kinematics
 from acres_sim.clock import PHYSICS_DT_S, ins_due, step_stamp_ns
+from acres_sim.compiled_cast import Backend
 from acres_sim.dbw import DbwSystem, report_due
 from acres_sim.errors import AgentError, DbwCommandError, ParamsError, WorldStateError
 from acres_sim.ins import InsModel, InsSample
@@ -107,6 +108,7 @@ class World:
         scene: Scene | None = None,
         terrain: Terrain | None = None,
         perception: bool = True,
+        ray_cast: Backend = Backend.COMPILED,
     ) -> None:
         """Create the session at step 0; the state is PAUSED in lockstep and PLAYING otherwise.
 
@@ -114,7 +116,8 @@ class World:
         reproducible); ``seed`` (>= 0) seeds the sensor noise of every agent, each on its own stream.
         ``scene`` is what the LiDARs and cameras see (default: the tile's, acres_sim.scene.acre_scene);
         the vehicles drive on its ground unless ``terrain`` says otherwise. ``perception`` false
-        makes no clouds and images (a session that needs only the vehicles and the INS).
+        makes no clouds and images (a session that needs only the vehicles and the INS); ``ray_cast``
+        chooses the sensors' ray caster (acres_sim.compiled_cast; the same frames either way).
         """
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ParamsError(f"World seed: expected an integer >= 0, got {seed!r}")
@@ -147,6 +150,7 @@ class World:
         self._scene = scene if scene is not None else acre_scene()
         self._terrain: Terrain = terrain if terrain is not None else self._scene.terrain
         self._perception = bool(perception)
+        self._ray_cast = Backend(ray_cast)
         self.defer_perception = False  # True: advance() hands out capture jobs instead of rendering
         self._state = SimState.PAUSED if lockstep else SimState.PLAYING
         self._step = 0
@@ -179,7 +183,12 @@ class World:
         if self._perception:
             core = self._source is Source.CORE
             sensors = AgentSensors(
-                params=params, seed=self._seed, stream=index, camera=not core, crop=not core
+                params=params,
+                seed=self._seed,
+                stream=index,
+                camera=not core,
+                crop=not core,
+                backend=self._ray_cast,
             )
         state = place(params, start.x, start.y, start.yaw, terrain=self._terrain)
         return _Agent(

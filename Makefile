@@ -62,10 +62,10 @@ $(STAMPS)/interfaces: $(STAMPS)/deps $(INTERFACE_INPUTS)
 $(STAMPS)/package: $(STAMPS)/interfaces $(ROS2_TOOLS_STAMP) $(PACKAGE_INPUTS) tools/link_executables.py
 	$(PIP) install --quiet --no-deps --no-build-isolation .
 	$(PY) tools/link_executables.py
-	# The compiled ray kernels, into numba's cache beside each copy of acres_sim: the working tree's
-	# (the tests, python -m) and the installed one (ros2 launch, ros2 run).
-	$(PY) -m acres_sim.compiled_cast
-	cd / && $(abspath $(PY)) -m acres_sim.compiled_cast
+	# The compiled ray kernels, into numba's cache beside each copy of acres_sim (about half a
+	# minute each): the working tree's (tests, python -m) and the installed one (ros2 launch, run).
+	$(PY) -c 'from acres_sim.compiled_cast import warm_up; warm_up()'
+	cd / && $(abspath $(PY)) -c 'from acres_sim.compiled_cast import warm_up; warm_up()'
 	touch $@
 
 # The wheels as they are (checked against their SHA256SUMS), then their PyPI dependencies, pinned.

@@ -143,7 +143,7 @@ def _sample(terrain: np.ndarray, coeffs: np.ndarray, x: float, y: float) -> tupl
     return a, b, slope_y
 
 
-@numba.njit(inline="always", **_JIT)
+@numba.njit(**_JIT)
 def _height_field_block(
     terrain: np.ndarray,
     coeffs: np.ndarray,

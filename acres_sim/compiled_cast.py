@@ -9,7 +9,6 @@ every core; both give the same hits (test/sim/test_compiled_cast.py, docs/sensor
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -208,10 +207,3 @@ def warm_up() -> None:
     _compiled_cast_fan(
         flat_scene(), np.array([0.0, 0.0, 1.0]), np.eye(3), fan, max_range_m=10.0, agents=(agent,), crop=True
     )
-
-
-if __name__ == "__main__":
-    # make setup runs this once per copy of the package: later processes load the kernels from disk.
-    started = time.perf_counter()
-    warm_up()
-    print(f"acres_sim.compiled_cast: kernels ready in {time.perf_counter() - started:.1f} s")

@@ -114,16 +114,22 @@ class Monitor(Node):
         puts it among the clock messages."""
 
         def on_message(data: Any, info: dict[str, Any]) -> None:
-            stamp = reader(data) if reader is not None else self._placed(info)
-            watch.record(time.monotonic_ns(), stamp, info.get("publication_sequence_number"))
+            now_ns = time.monotonic_ns()
+            if reader is None:
+                self._record_unstamped(watch, now_ns, info)
+            else:
+                watch.record(now_ns, reader(data), info.get("publication_sequence_number"))
             watch.record_inputs(data)
 
         return on_message
 
-    def _placed(self, info: dict[str, Any]) -> int | None:
-        """The simulated time a message without a stamp was published in (None: before the first
-        /clock this demo has, so it is counted but not judged)."""
-        return self.clocks.sim_at(int(info.get("source_timestamp", 0)))
+    def _record_unstamped(self, watch: TopicWatch, wall_ns: int, info: dict[str, Any]) -> None:
+        """Place a message without a stamp among the clocks once a clock published after it has
+        come: a reader that is behind on /clock would otherwise place it at an older clock, and
+        its topic would look faster than it is."""
+        source_ns = int(info.get("source_timestamp", 0))
+        self._unplaced.append((watch, wall_ns, source_ns, info.get("publication_sequence_number")))
+        self._place_unplaced()
 
     def _place_unplaced(self) -> None:
         """Record the messages without a stamp that a clock published after them now brackets."""
@@ -151,8 +157,7 @@ class Monitor(Node):
             elif watch.stamped:
                 watch.record(now_ns, watch_stamp(message), seq)
             else:
-                self._unplaced.append((watch, now_ns, int(info.get("source_timestamp", 0)), seq))
-                self._place_unplaced()
+                self._record_unstamped(watch, now_ns, info)
             if watch.spec.name == DEMO_STATUS:
                 self.progress = driver_progress(str(message.data))
             elif watch.spec.name == "/sim/episode":

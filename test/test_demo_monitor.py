@@ -52,3 +52,18 @@ def test_an_unstamped_message_ahead_of_its_clock_waits_for_it(monitor: Monitor) 
     # Interpolated between the clocks it has on either side: step 60, not step 1.
     assert enabled.newest_sim_ns == pytest.approx(60 * STEP_NS, abs=STEP_NS)
     assert enabled.newest_uncertainty_ns == 60 * STEP_NS
+
+
+def test_a_message_ahead_of_the_clocks_holds_up_no_other(monitor: Monitor) -> None:
+    clock_watch, enabled = monitor.watches
+    on_clock = monitor._callback(clock_watch)
+    on_enabled = monitor._raw_callback(enabled, None)
+    data = serialize_message(Bool(data=True))
+    source = 1_000_000_000
+    on_clock(clock_at(1), {"source_timestamp": source + 1_000_000, "publication_sequence_number": 1})
+    on_enabled(data, {"source_timestamp": source + 90_000_000, "publication_sequence_number": 2})  # ahead
+    on_enabled(data, {"source_timestamp": source + 5_000_000, "publication_sequence_number": 1})
+    on_clock(clock_at(10), {"source_timestamp": source + 10_000_000, "publication_sequence_number": 10})
+    assert enabled.placed == 1  # the one the clocks bracket, not held up by the one ahead of them
+    on_clock(clock_at(100), {"source_timestamp": source + 100_000_000, "publication_sequence_number": 100})
+    assert enabled.placed == 2

@@ -134,10 +134,16 @@ class Monitor(Node):
     def _place_unplaced(self) -> None:
         """Record the messages without a stamp that a clock published after them now brackets."""
         newest = self.clocks.newest_source_ns
-        while self._unplaced and (newest is None or self._unplaced[0][2] <= newest):
-            watch, wall_ns, source_ns, seq = self._unplaced.popleft()
+        waiting: deque[tuple[TopicWatch, int, int, int | None]] = deque()
+        # Every one the clocks bracket, in the order they came: a message of another publisher
+        # stamped ahead of the clocks does not hold up those behind it.
+        for watch, wall_ns, source_ns, seq in self._unplaced:
+            if newest is not None and source_ns > newest:
+                waiting.append((watch, wall_ns, source_ns, seq))
+                continue
             sim_ns, unsure_ns = self.clocks.placement(source_ns)
             watch.record(wall_ns, sim_ns, seq, uncertainty_ns=unsure_ns)
+        self._unplaced = waiting
 
     def _callback(self, watch: TopicWatch) -> Callable[[Any, dict[str, Any]], None]:
         def on_message(message: Any, info: dict[str, Any]) -> None:

@@ -5,12 +5,12 @@ step for step in float32, so that both give the same hits: the numpy one stays t
 tests and `make bench` compare against. Compiled by numba on first use (``nogil``: a render thread
 leaves the interpreter to the physics; ``cache``: later processes load the machine code from disk).
 
-The scene comes packed into arrays (acres_sim.fast_cast builds them):
+The scene comes packed into arrays (acres_sim.compiled_cast builds them):
 
-- ground: ``terrain`` (16,) float32, see the ``_T_*`` slots, and the height field's bilinear cell
-  coefficients ``coeffs`` (4, cells) float32 (unused for flat ground);
-- boxes (buildings, then agents): ``boxes`` (m, 12) float32, see the ``_B_*`` slots;
-- crop fields: ``fields`` (k, 16) float32, see the ``_F_*`` slots.
+- ground: ``terrain`` (16,) float32, see the ``T_*`` slots, and the height field's bilinear cell
+  coefficients ``coeffs`` (cells, 4) float32, a cell's four in one cache line (unused for flat ground);
+- boxes (buildings, then agents): ``boxes`` (m, 12) float32, see the ``B_*`` slots;
+- crop fields: ``fields`` (k, 16) float32, see the ``F_*`` slots.
 """
 
 from __future__ import annotations

@@ -293,7 +293,8 @@ class HeightField:
 
     def cell_coefficients(self) -> F32:
         """(4, cells) float32: per grid cell (row-major, (ny - 1) x (nx - 1)) the bilinear
-        coefficients a, b, c, d of h = a + b fx + c fy + d fx fy, as the compiled ray kernels take them."""
+        coefficients a, b, c, d of h = a + b fx + c fy + d fx fy (the compiled caster takes them
+        transposed)."""
         return np.stack((self._a, self._b, self._c, self._d))
 
     def sample_slopes(self, x: float, y: float) -> tuple[float, float, float]:

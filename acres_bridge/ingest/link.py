@@ -15,6 +15,7 @@ import logging
 import selectors
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -112,6 +113,9 @@ class SimulatorLink:
         self._pending = PendingSteps()
         self._command_seqs: list[int] = []
         self._can: dict[int, CanChannel] = {}
+        # Per agent, the step of the last CAN barrier whose frames the listener has been handed: the
+        # channel's marked_step moves as the barrier is read, before its frames are dispatched.
+        self._can_handed: dict[int, int] = {}
         self._can_marked = threading.Condition()
         self._wake_r, self._wake_w = socket.socketpair()
         self.counters = LinkCounters()
@@ -156,33 +160,44 @@ class SimulatorLink:
         if not self._send(control, encode(request)):
             self._pending.forget(pending)
             return StepOutcome(False, message="the simulator connection failed while sending")
+        deadline = time.monotonic() + timeout_s
         if not pending.done.wait(timeout_s):
             self._pending.forget(pending)
             return StepOutcome(False, message=f"no answer to the step request within {timeout_s} s")
         assert pending.outcome is not None
         if pending.outcome.ok:
-            self._wait_can_marks(pending.outcome.last_step)
+            self._wait_can_marks(pending.outcome.last_step, deadline)
         return pending.outcome
 
     def abort_pending(self, reason: str) -> None:
         """Answer every step request still waiting with a failure (the bridge is stopping)."""
         self._pending.fail_all(reason)
 
-    def _wait_can_marks(self, last_step: int) -> None:
-        """Wait (at most CAN_MARK_WAIT_S) until every CAN channel that has sent barriers has sent the
-        one of `last_step`, so that the step's CAN frames are handed over before it is acknowledged."""
+    def _wait_can_marks(self, last_step: int, deadline: float) -> None:
+        """Wait until every CAN channel that has sent barriers has had the frames up to the barrier of
+        `last_step` handed to the listener, so that they are published before the step is
+        acknowledged. A barrier that has not come within CAN_MARK_WAIT_S is taken as lost (counted);
+        one that has come is waited for until `deadline`, however long its frames take to hand over."""
+
+        def handed_over() -> bool:
+            handed = self._can_handed
+            return all(c.marked_step < 0 or handed.get(a, -1) >= last_step for a, c in self._can.items())
+
+        def barriers_read() -> bool:
+            return all(c.marked_step < 0 or c.marked_step >= last_step for c in self._can.values())
+
         with self._can_marked:
-            marked = self._can_marked.wait_for(
-                lambda: all(c.marked_step < 0 or c.marked_step >= last_step for c in self._can.values()),
-                CAN_MARK_WAIT_S,
-            )
-        if not marked:
-            self.counters.can_problems["barrier missing"] += 1
-            self._warn.warning(
-                "can/barrier",
-                f"no CAN barrier for step {last_step} within {CAN_MARK_WAIT_S} s: its frames may follow "
-                "the acknowledgement (a lost datagram)",
-            )
+            handed = self._can_marked.wait_for(handed_over, CAN_MARK_WAIT_S)
+            if not handed and barriers_read():  # not lost: the frames are still being handed over
+                handed = self._can_marked.wait_for(handed_over, max(deadline - time.monotonic(), 0.0))
+        if handed:
+            return
+        self.counters.can_problems["barrier missing"] += 1
+        self._warn.warning(
+            "can/barrier",
+            f"no CAN barrier for step {last_step} within {CAN_MARK_WAIT_S} s: its frames may follow "
+            "the acknowledgement (a lost datagram)",
+        )
 
     def send_command(self, agent: int, command: Any) -> bool:
         """Number a vehicle command (drive-by-wire or Maxxum) on the agent's vehicle channel and send it
@@ -360,6 +375,7 @@ class SimulatorLink:
                 )
         with self._can_marked:
             self._can = channels
+            self._can_handed = {}
 
     def _can_problem(self, problem: CanProblem) -> None:
         self.counters.can_problems[problem.reason] += problem.count
@@ -375,6 +391,7 @@ class SimulatorLink:
                 self._listener.on_sample(channel.agent, frame)
         if receipt.marked_step is not None:
             with self._can_marked:
+                self._can_handed[channel.agent] = receipt.marked_step
                 self._can_marked.notify_all()
 
     def _keep_can_open(self) -> float:
@@ -489,5 +506,6 @@ class SimulatorLink:
             for can in self._can.values():
                 can.close()
             self._can = {}
+            self._can_handed = {}
             self._can_marked.notify_all()
         self._pending.fail_all(f"the simulator went away: {reason}")

@@ -20,17 +20,19 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 from numpy.typing import NDArray
 
-from acres_bridge.wire.vocabulary import Vehicle
-from acres_sim._raycast import F32, F64, I64, RayFan, mount_in_base, sensor_in_world, turn
-from acres_sim.compiled_cast import Backend, cast_fan
+from acres_bridge.wire.perception import CameraIntrinsics, encode_camera_frame
+from acres_bridge.wire.vocabulary import SensorKind, Vehicle
+from acres_sim._raycast import F32, F64, I64, RayFan, mount_in_base, turn
+from acres_sim.compiled_cast import Backend
 from acres_sim.errors import ParamsError
 from acres_sim.kinematics import VehicleState
 from acres_sim.scene import Box, Hits, Scene, Surface
+from acres_sim.sensor_model import Cast, FrameData, MountedFan
 from acres_sim.vehicles import VehicleParams
 
 __all__ = [
@@ -225,17 +227,6 @@ class _Distortion:
         return x, y, ok
 
 
-@dataclass(frozen=True, slots=True)
-class _Frame:
-    """The last image and what it was rendered for."""
-
-    scene: Scene
-    pose: tuple[float, float, float, float, float, float]
-    agents: tuple[Box, ...]
-    crop: bool
-    image: Image
-
-
 def _texture() -> F32:
     """The repeating soil brightness texture: 1 +- _TEXTURE_CONTRAST, smoothed noise."""
     rng = np.random.Generator(np.random.PCG64(_TEXTURE_SEED))
@@ -277,11 +268,19 @@ class Camera:
     copy of the previous image.
     """
 
+    kind: Final = SensorKind.CAMERA
+
     def __init__(
-        self, params: CameraParams, mount: tuple[F64, F64], *, backend: Backend = Backend.COMPILED
+        self,
+        params: CameraParams,
+        mount: tuple[F64, F64],
+        *,
+        body: str = "",
+        backend: Backend = Backend.COMPILED,
     ) -> None:
-        """Precompute the pixel rays (and their directional index) and the shading tables. ``backend``:
-        which ray caster casts the pixels' rays (the same hits either way)."""
+        """Precompute the pixel rays (and their directional index) and the shading tables. ``body``:
+        the mount of the camera body, under which SENSOR_META lists the camera (its optical frame is
+        below it); ``backend``: which ray caster casts the pixels' rays (the same hits either way)."""
         translation = np.asarray(mount[0], dtype=np.float64)
         rotation = np.asarray(mount[1], dtype=np.float64)
         if translation.shape != (3,) or not np.all(np.isfinite(translation)):
@@ -293,15 +292,17 @@ class Camera:
                 f"Camera mount rotation: expected a 3 x 3 rotation matrix, got {rotation.tolist()}"
             )
         self._params = params
-        self._backend = backend
         self._translation = translation
         self._rotation = rotation
+        self._body = body
         self._distortion = _Distortion.of(params.d)
-        self._valid, self._fan = _pixel_fan(params)
+        self._valid, fan = _pixel_fan(params)
         self._texture = _texture()
         sun = np.array(_SUN)
         self._sun: F32 = (sun / np.linalg.norm(sun)).astype(np.float32)
-        self._last: _Frame | None = None
+        self._fan: MountedFan[Image] = MountedFan(
+            fan, translation, rotation, max_range_m=params.max_range_m, backend=backend, make=self._shade
+        )
 
     @property
     def params(self) -> CameraParams:
@@ -319,7 +320,7 @@ class Camera:
         distortion cannot be inverted (none for the cameras defined here)."""
         p = self._params
         out = np.full((p.height * p.width, 3), np.nan, dtype=np.float32)
-        out[self._valid] = self._fan.directions
+        out[self._valid] = self._fan.fan.directions
         return out.reshape(p.height, p.width, 3)
 
     def project(self, points: NDArray[np.floating]) -> tuple[F64, F64]:
@@ -336,6 +337,30 @@ class Camera:
         v = np.where(front, fy * yd + cy, np.nan)
         return u, v
 
+    @property
+    def rate_hz(self) -> float:
+        return self._params.rate_hz
+
+    @property
+    def mount_frame(self) -> str:
+        return self._body
+
+    def settings(self) -> dict[str, Any]:
+        """SENSOR_META: the intrinsics (size, K and the plumb_bob distortion)."""
+        p = self._params
+        return CameraIntrinsics(p.width, p.height, p.k, p.d).settings()
+
+    def capture(self, scene: Scene, state: VehicleState, *, agents: Sequence[Box], crop: bool) -> Image:
+        """An image (the rig's name for ``render``)."""
+        return self.render(scene, state, agents=agents, crop=crop)
+
+    def wire_frame(self, *, step: int, stamp_ns: int, sensor: int, data: FrameData) -> bytes:
+        """The CAMERA frame of an image."""
+        height, width, _ = data.shape
+        return encode_camera_frame(
+            step=step, stamp_ns=stamp_ns, sensor=sensor, width=width, height=height, pixels=data
+        )
+
     def render(
         self, scene: Scene, state: VehicleState, *, agents: Sequence[Box] = (), crop: bool = True
     ) -> Image:
@@ -344,36 +369,14 @@ class Camera:
         ``agents``: the bodies of the other vehicles (``acres_sim.scene.vehicle_box``); ``crop=False``
         leaves the crop out.
         """
-        agents = tuple(agents)
-        pose = (state.x, state.y, state.z, state.roll, state.pitch, state.yaw)
-        last = self._last
-        if (
-            last is not None
-            and last.scene is scene
-            and last.pose == pose
-            and last.crop == crop
-            and last.agents == agents
-        ):
-            return last.image.copy()
-        origin, rotation = sensor_in_world(state, self._translation, self._rotation)
-        hits = cast_fan(
-            self._backend,
-            scene,
-            origin,
-            rotation,
-            self._fan,
-            max_range_m=self._params.max_range_m,
-            agents=agents,
-            crop=crop,
-        )
-        world = self._fan.in_world(rotation)
-        image = self._shade(scene, agents, origin, world, hits)
-        self._last = _Frame(scene=scene, pose=pose, agents=agents, crop=crop, image=image)
+        image, _ = self._fan.product(scene, state, tuple(agents), crop)
         return image.copy()
 
-    def _shade(self, scene: Scene, agents: tuple[Box, ...], origin: F64, world: F32, hits: Hits) -> Image:
+    def _shade(self, cast: Cast) -> Image:
         """Colour every pixel from what its ray hit (no value can leave 0..255: light <= 1)."""
         p = self._params
+        scene, agents, origin, hits = cast.scene, cast.agents, cast.origin, cast.hits
+        world = self._fan.fan.in_world(cast.rotation)
         # Base colours by material: 0 sky, 1 ground, then the buildings, crop fields and agents.
         palette = np.array(
             [_SKY_HORIZON, _SOIL]

@@ -14,16 +14,19 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 from numpy.typing import NDArray
 
-from acres_sim._raycast import BASE_FRAME, F32, F64, RayFan, as_f32, rotation_matrix, sensor_in_world
-from acres_sim.compiled_cast import Backend, cast_fan
+from acres_bridge.wire.perception import LidarLayout, encode_lidar_frame
+from acres_bridge.wire.vocabulary import SensorKind
+from acres_sim._raycast import BASE_FRAME, F32, RayFan, as_f32, rotation_matrix
+from acres_sim.compiled_cast import Backend
 from acres_sim.errors import ParamsError
 from acres_sim.kinematics import VehicleState
-from acres_sim.scene import Box, Hits, Scene, Surface
+from acres_sim.scene import Box, Scene, Surface
+from acres_sim.sensor_model import Cast, FrameData, MountedFan
 from acres_sim.vehicles import MountPose
 
 __all__ = [
@@ -143,26 +146,16 @@ def beam_directions(params: LidarParams) -> F32:
     return directions.astype(np.float32)
 
 
-@dataclass(frozen=True, slots=True)
-class _Frame:
-    """A scan before noise: what it was cast for, the noiseless range and the intensity per beam."""
-
-    scene: Scene
-    pose: tuple[float, float, float, float, float, float]
-    agents: tuple[Box, ...]
-    crop: bool
-    range: F32
-    intensity: F32
-
-
 class Lidar:
     """A LiDAR mounted on a vehicle: ``scan`` ray-casts one revolution in a scene.
 
     ``mount`` is the ``lidar`` frame's pose in base_footprint. The range noise comes from a numpy
     Generator seeded by (``seed``, ``stream``): the same seed, stream and calls give byte-identical
     scans. A scan from the same pose, agents and flags as the previous one (a parked vehicle) reuses
-    the previous ray cast and draws fresh noise.
+    the previous ray cast and draws fresh noise. A sensor model of the rig (acres_sim.sensor_model).
     """
+
+    kind: Final = SensorKind.LIDAR
 
     def __init__(
         self,
@@ -184,15 +177,18 @@ class Lidar:
                 raise ParamsError(f"Lidar {name}: expected an integer >= 0, got {value!r}")
         self._params = params
         self._mount = mount
-        self._backend = backend
-        self._translation: F64 = np.array(mount.translation, dtype=np.float64)
-        self._rotation: F64 = rotation_matrix(mount.roll, mount.pitch, mount.yaw)
         directions = beam_directions(params).reshape(-1, 3)
-        self._fan = RayFan(directions, up=(0.0, 0.0, 1.0), forward=(1.0, 0.0, 0.0))
+        self._fan: MountedFan[tuple[F32, F32]] = MountedFan(
+            RayFan(directions, up=(0.0, 0.0, 1.0), forward=(1.0, 0.0, 0.0)),
+            np.array(mount.translation, dtype=np.float64),
+            rotation_matrix(mount.roll, mount.pitch, mount.yaw),
+            max_range_m=params.max_range_m,
+            backend=backend,
+            make=self._range_and_intensity,
+        )
         self._rng = np.random.Generator(
             np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(stream, _NOISE_KEY)))
         )
-        self._last: _Frame | None = None
 
     @property
     def params(self) -> LidarParams:
@@ -204,10 +200,40 @@ class Lidar:
         """The ``lidar`` frame's pose in base_footprint."""
         return self._mount
 
+    @property
+    def rate_hz(self) -> float:
+        return self._params.rate_hz
+
+    @property
+    def mount_frame(self) -> str:
+        return self._mount.frame
+
+    def settings(self) -> dict[str, Any]:
+        """SENSOR_META: the cloud's layout, the vertical field of view and the range limits."""
+        p = self._params
+        return {
+            **LidarLayout(p.columns, p.rings).settings(),
+            "vertical_fov_deg": [p.lower_fov_deg, p.upper_fov_deg],
+            "range_m": [p.min_range_m, p.max_range_m],
+        }
+
     def beam_directions(self) -> F32:
         """The unit beam directions in the ``lidar`` frame: (columns, rings, 3) float32."""
         p = self._params
-        return self._fan.directions.reshape(p.columns, p.rings, 3)
+        return self._fan.fan.directions.reshape(p.columns, p.rings, 3)
+
+    def capture(
+        self, scene: Scene, state: VehicleState, *, agents: Sequence[Box], crop: bool
+    ) -> NDArray[np.float32]:
+        """A scan (the rig's name for ``scan``)."""
+        return self.scan(scene, state, agents=agents, crop=crop)
+
+    def wire_frame(self, *, step: int, stamp_ns: int, sensor: int, data: FrameData) -> bytes:
+        """The LIDAR frame of a cloud."""
+        columns, rings, _ = data.shape
+        return encode_lidar_frame(
+            step=step, stamp_ns=stamp_ns, sensor=sensor, columns=columns, rings=rings, points=data
+        )
 
     def scan(
         self, scene: Scene, state: VehicleState, *, agents: Sequence[Box] = (), crop: bool = True
@@ -218,59 +244,27 @@ class Lidar:
         vehicle's own). ``crop=False`` leaves the crop out (ACRES Core). A beam without a return, or
         whose noisy range falls outside [min_range_m, max_range_m], has NaN in x, y, z and intensity 0.
         """
-        frame = self._cast(scene, state, tuple(agents), crop)
+        (ranges, intensity), _ = self._fan.product(scene, state, tuple(agents), crop)
         p = self._params
         n = p.points
         noise = self._rng.standard_normal(n, dtype=np.float32)
         noise *= np.float32(p.range_noise_m)
-        r = frame.range + noise
+        r = ranges + noise
         valid = (r >= np.float32(p.min_range_m)) & (r <= np.float32(p.max_range_m))
         r = np.where(valid, r, np.float32(np.nan))
         cloud = np.empty((p.columns, p.rings, 4), dtype=np.float32)
         flat = cloud.reshape(n, 4)
-        d = self._fan.directions_t
+        d = self._fan.fan.directions_t
         for k in range(3):
             np.multiply(d[k], r, out=flat[:, k])
-        flat[:, 3] = np.where(valid, frame.intensity, np.float32(0.0))
+        flat[:, 3] = np.where(valid, intensity, np.float32(0.0))
         return cloud
 
-    def _cast(self, scene: Scene, state: VehicleState, agents: tuple[Box, ...], crop: bool) -> _Frame:
-        """The noiseless range and intensity of every beam, reused when nothing changed."""
-        pose = (state.x, state.y, state.z, state.roll, state.pitch, state.yaw)
-        last = self._last
-        if (
-            last is not None
-            and last.scene is scene
-            and last.pose == pose
-            and last.crop == crop
-            and last.agents == agents
-        ):
-            return last
-        origin, rotation = sensor_in_world(state, self._translation, self._rotation)
-        hits = cast_fan(
-            self._backend,
-            scene,
-            origin,
-            rotation,
-            self._fan,
-            max_range_m=self._params.max_range_m,
-            agents=agents,
-            crop=crop,
-        )
-        frame = _Frame(
-            scene=scene,
-            pose=pose,
-            agents=agents,
-            crop=crop,
-            range=hits.range,
-            intensity=self._intensity(hits, rotation),
-        )
-        self._last = frame
-        return frame
-
-    def _intensity(self, hits: Hits, rotation: F64) -> F32:
-        """255 x reflectivity x cos(incidence) / (1 + (range / 40 m)^2), 0 without a hit."""
-        world = self._fan.in_world(rotation)
+    def _range_and_intensity(self, cast: Cast) -> tuple[F32, F32]:
+        """The noiseless range and the intensity of every beam: 255 x reflectivity x cos(incidence)
+        / (1 + (range / 40 m)^2), 0 without a hit."""
+        hits = cast.hits
+        world = self._fan.fan.in_world(cast.rotation)
         cos_incidence = -(
             hits.normal[:, 0] * world[0] + hits.normal[:, 1] * world[1] + hits.normal[:, 2] * world[2]
         )
@@ -279,4 +273,4 @@ class Lidar:
             table[surface] = INTENSITY_SCALE * rho
         r = hits.range / np.float32(INTENSITY_HALF_RANGE_M)
         falloff = np.float32(1.0) / (np.float32(1.0) + r * r)
-        return as_f32(table.take(hits.surface) * np.clip(cos_incidence, 0.0, 1.0) * falloff)
+        return hits.range, as_f32(table.take(hits.surface) * np.clip(cos_incidence, 0.0, 1.0) * falloff)

@@ -1,120 +1,193 @@
-"""The perception sensors of each agent in the world: its LiDAR and its camera, and when they fire.
+"""The perception sensors of each agent: its vehicle's rig, and when each sensor fires.
 
-Both run at 10 Hz of simulation time (steps 12, 24, ... of the 120 Hz physics, acres_sim.clock),
-after every vehicle has moved, so each agent sees the others where they are at that step. An
-ACRES Core session (source core) has no camera, and its LiDAR does not see the crop.
+``RIGS`` lists the sensors each vehicle carries. A sensor is a model with the interface of
+acres_sim.sensor_model (acres_sim.lidar, acres_sim.camera): a new kind of sensor is a module of its
+own and an entry here; the world, SENSOR_META (acres_sim.world_wire) and the server take it as it is.
+Each sensor fires at its own rate on the steps that acres_sim.clock spreads evenly (10 Hz: steps
+12, 24, ... of the 120 Hz physics), after every vehicle has moved, so each agent sees the others
+where they are at that step. An ACRES Core session (source core) has only the sensors an entry
+marks for it (the LiDAR), and they do not see the crop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-import numpy as np
-from numpy.typing import NDArray
-
 from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim.camera import MAXXUM_CAMERA, OPTICAL_FRAMES, POLARIS_CAMERA, Camera, CameraParams, camera_mount
-from acres_sim.clock import is_due
+from acres_sim.clock import PHYSICS_RATE_HZ, is_due
 from acres_sim.compiled_cast import Backend
+from acres_sim.errors import ParamsError
 from acres_sim.kinematics import VehicleState
 from acres_sim.lidar import MAXXUM_LIDAR, POLARIS_LIDAR, Lidar, LidarParams
 from acres_sim.scene import Box, Scene, vehicle_box
+from acres_sim.sensor_model import SensorFrame, SensorModel
 from acres_sim.vehicles import VehicleParams
 
-__all__ = ["PERCEPTION_RATE_HZ", "AgentSensors", "CaptureJob", "SensorFrame", "capture_all", "perception_due"]
-
-PERCEPTION_RATE_HZ: Final = 10
-_LIDARS: Final = {Vehicle.POLARIS: POLARIS_LIDAR, Vehicle.MAXXUM: MAXXUM_LIDAR}
-_CAMERAS: Final = {Vehicle.POLARIS: POLARIS_CAMERA, Vehicle.MAXXUM: MAXXUM_CAMERA}
-
-
-def perception_due(step: int) -> bool:
-    """True when physics step ``step`` makes a cloud and an image (10 of every 120 steps)."""
-    return is_due(step, PERCEPTION_RATE_HZ)
+__all__ = [
+    "RIGS",
+    "CaptureJob",
+    "MountedSensor",
+    "RigEntry",
+    "RigOptions",
+    "SensorRig",
+    "camera_sensor",
+    "capture_all",
+    "lidar_sensor",
+]
 
 
 @dataclass(frozen=True, slots=True)
-class SensorFrame:
-    """One cloud or image of an agent: ``sensor`` is its index in the agent's mounts (SENSOR_META)."""
+class RigOptions:
+    """What every sensor of an agent is made with: the session's seed and the agent's noise stream,
+    and the ray caster."""
 
-    agent: int
-    sensor: int
-    data: NDArray[np.float32] | NDArray[np.uint8]
+    seed: int
+    stream: int
+    backend: Backend = Backend.COMPILED
+
+
+SensorMaker = Callable[[VehicleParams, RigOptions], SensorModel]
+
+
+@dataclass(frozen=True, slots=True)
+class RigEntry:
+    """One sensor of a vehicle's rig: how to make it, and whether an ACRES Core session has it."""
+
+    make: SensorMaker
+    in_core: bool = False
+
+
+def lidar_sensor(params: LidarParams) -> SensorMaker:
+    """A LiDAR of ``params`` on the vehicle's ``lidar`` mount."""
+
+    def make(vehicle: VehicleParams, options: RigOptions) -> SensorModel:
+        return Lidar(
+            params, vehicle.mount("lidar"), seed=options.seed, stream=options.stream, backend=options.backend
+        )
+
+    return make
+
+
+def camera_sensor(params: CameraParams) -> SensorMaker:
+    """A camera of ``params`` looking along the vehicle's optical frame, listed under its body."""
+
+    def make(vehicle: VehicleParams, options: RigOptions) -> SensorModel:
+        body = vehicle.mount(OPTICAL_FRAMES[vehicle.vehicle]).parent
+        return Camera(params, camera_mount(vehicle), body=body, backend=options.backend)
+
+    return make
+
+
+RIGS: Final[Mapping[Vehicle, tuple[RigEntry, ...]]] = {
+    Vehicle.POLARIS: (
+        RigEntry(lidar_sensor(POLARIS_LIDAR), in_core=True),
+        RigEntry(camera_sensor(POLARIS_CAMERA)),
+    ),
+    Vehicle.MAXXUM: (
+        RigEntry(lidar_sensor(MAXXUM_LIDAR), in_core=True),
+        RigEntry(camera_sensor(MAXXUM_CAMERA)),
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class MountedSensor:
+    """A sensor of an agent and its position in the vehicle's mounts (the order of SENSOR_META)."""
+
+    index: int
+    model: SensorModel
+    rate_hz: int
 
 
 def _mount_index(params: VehicleParams, frame: str) -> int:
     for index, mount in enumerate(params.mounts):
         if mount.frame == frame:
             return index
-    raise KeyError(f"{params.vehicle} has no mount {frame!r}")
+    raise ParamsError(f"a sensor's mount {frame!r}: the {params.vehicle} has no such mount")
 
 
-class AgentSensors:
-    """The LiDAR and (outside ACRES Core) the camera of one agent.
-
-    ``lidar_index`` and ``camera_index`` are the sensors' positions in the vehicle's mounts, which
-    is the order of SENSOR_META's sensors; the camera's mount is the camera body, its image is in
-    the optical frame below it.
-    """
-
-    def __init__(
-        self,
-        *,
-        params: VehicleParams,
-        seed: int,
-        stream: int,
-        camera: bool,
-        crop: bool,
-        backend: Backend = Backend.COMPILED,
-    ) -> None:
-        self.lidar_params: LidarParams = _LIDARS[params.vehicle]
-        self.lidar = Lidar(
-            self.lidar_params, params.mount("lidar"), seed=seed, stream=stream, backend=backend
+def _whole_rate(model: SensorModel) -> int:
+    rate = model.rate_hz
+    if not (rate == int(rate) and 1 <= rate <= PHYSICS_RATE_HZ):
+        raise ParamsError(
+            f"a {model.kind} sensor's rate_hz: expected a whole number 1..{PHYSICS_RATE_HZ}, got {rate!r}"
         )
-        self.lidar_index = _mount_index(params, "lidar")
-        optical = OPTICAL_FRAMES[params.vehicle]
-        self.camera_params: CameraParams = _CAMERAS[params.vehicle]
-        self.camera_index = _mount_index(params, params.mount(optical).parent)
-        self.camera = Camera(self.camera_params, camera_mount(params), backend=backend) if camera else None
+    return int(rate)
+
+
+class SensorRig:
+    """The sensors of one agent, in the order of the vehicle's mounts; ``crop`` whether they see
+    the crop."""
+
+    def __init__(self, params: VehicleParams, models: Sequence[SensorModel], *, crop: bool) -> None:
+        """ParamsError for a sensor on a mount the vehicle lacks, two on one mount, or a rate that
+        is no whole number of frames per second up to the physics rate."""
+        mounted = sorted(
+            (MountedSensor(_mount_index(params, m.mount_frame), m, _whole_rate(m)) for m in models),
+            key=lambda s: s.index,
+        )
+        indices = [s.index for s in mounted]
+        if len(set(indices)) != len(indices):
+            raise ParamsError(f"the {params.vehicle}'s rig has two sensors on one mount: {indices}")
+        self.sensors: tuple[MountedSensor, ...] = tuple(mounted)
         self.crop = crop
 
+    @classmethod
+    def of(
+        cls,
+        params: VehicleParams,
+        options: RigOptions,
+        *,
+        core: bool = False,
+        rigs: Mapping[Vehicle, Sequence[RigEntry]] = RIGS,
+    ) -> SensorRig:
+        """The rig of a vehicle from the table; ``core``: an ACRES Core session's (no crop, only the
+        sensors marked for it)."""
+        entries = [e for e in rigs.get(params.vehicle, ()) if e.in_core or not core]
+        return cls(params, [e.make(params, options) for e in entries], crop=not core)
+
+    def on_mount(self, index: int) -> MountedSensor | None:
+        """The sensor on the vehicle's mount ``index``, if one is."""
+        return next((s for s in self.sensors if s.index == index), None)
+
+    def due(self, step: int) -> bool:
+        """Whether any sensor makes a frame at physics step ``step``."""
+        return any(is_due(step, s.rate_hz) for s in self.sensors)
+
     def capture(
-        self, agent: int, scene: Scene, state: VehicleState, others: Sequence[Box]
-    ) -> tuple[SensorFrame, SensorFrame | None]:
-        """A cloud and (when the agent has a camera) an image from ``state``, seeing ``others``."""
-        cloud = self.lidar.scan(scene, state, agents=others, crop=self.crop)
-        image = None
-        if self.camera is not None:
-            image = SensorFrame(agent, self.camera_index, self.camera.render(scene, state, agents=others))
-        return SensorFrame(agent, self.lidar_index, cloud), image
+        self, agent: int, step: int, scene: Scene, state: VehicleState, others: Sequence[Box]
+    ) -> tuple[SensorFrame, ...]:
+        """The frames of the sensors due at ``step`` from ``state``, seeing ``others``, in mount order."""
+        return tuple(
+            SensorFrame(agent, s.index, s.model, s.model.capture(scene, state, agents=others, crop=self.crop))
+            for s in self.sensors
+            if is_due(step, s.rate_hz)
+        )
 
 
 def capture_all(
-    sensors: Sequence[AgentSensors | None],
+    rigs: Sequence[SensorRig | None],
+    step: int,
     scene: Scene,
     states: Sequence[VehicleState],
     params: Sequence[VehicleParams],
-) -> tuple[tuple[SensorFrame, ...], tuple[SensorFrame, ...]]:
-    """Every agent's cloud and image at this step: (clouds, images), in agent order."""
+) -> tuple[SensorFrame, ...]:
+    """Every agent's frames of this step, in agent order, each agent's in mount order."""
     bodies = [vehicle_box(p, s) for p, s in zip(params, states, strict=True)]
-    clouds: list[SensorFrame] = []
-    images: list[SensorFrame] = []
-    for agent, rig in enumerate(sensors):
-        if rig is None:
-            continue
-        others = bodies[:agent] + bodies[agent + 1 :]
-        cloud, image = rig.capture(agent, scene, states[agent], others)
-        clouds.append(cloud)
-        if image is not None:
-            images.append(image)
-    return tuple(clouds), tuple(images)
+    frames: list[SensorFrame] = []
+    for agent, rig in enumerate(rigs):
+        if rig is not None:
+            others = bodies[:agent] + bodies[agent + 1 :]
+            frames.extend(rig.capture(agent, step, scene, states[agent], others))
+    return tuple(frames)
 
 
 @dataclass(frozen=True, slots=True)
 class CaptureJob:
-    """The clouds and images of one perception step, to make now or in a render thread.
+    """The sensor frames of one step, to make now or in a render thread.
 
     The states are the snapshot of that step; the sensors keep their own state (the LiDAR's noise
     stream, the last ray cast), so the jobs of a world must run one at a time, in step order.
@@ -122,11 +195,11 @@ class CaptureJob:
 
     step: int
     stamp_ns: int
-    sensors: tuple[AgentSensors | None, ...]
+    rigs: tuple[SensorRig | None, ...]
     scene: Scene
     states: tuple[VehicleState, ...]
     params: tuple[VehicleParams, ...]
 
-    def run(self) -> tuple[tuple[SensorFrame, ...], tuple[SensorFrame, ...]]:
-        """(clouds, images) of every agent, in agent order."""
-        return capture_all(self.sensors, self.scene, self.states, self.params)
+    def run(self) -> tuple[SensorFrame, ...]:
+        """Every agent's frames of the step, in agent order."""
+        return capture_all(self.rigs, self.step, self.scene, self.states, self.params)

@@ -65,10 +65,11 @@ from acres_sim.clients import Client, Clients, Listener
 from acres_sim.clock import PHYSICS_RATE_HZ as PHYSICS_HZ
 from acres_sim.errors import AcresSimError
 from acres_sim.pacing import REPORT_INTERVAL_S, SLOW_RTF, RealTimePacer
-from acres_sim.sensors import CaptureJob, SensorFrame
+from acres_sim.sensor_model import SensorFrame
+from acres_sim.sensors import CaptureJob
 from acres_sim.tractor import command_from_message, observation_message
 from acres_sim.world import StepOutput, World
-from acres_sim.world_wire import camera_frame, lidar_frame, sensor_meta, wire_ins
+from acres_sim.world_wire import sensor_frame, sensor_meta, wire_ins
 
 __all__ = ["SimServer", "StepObserver"]
 
@@ -80,7 +81,7 @@ _HOUSEKEEPING_S = 0.1  # while stepping: new clients, pending output, handshakes
 # busy is skipped, so a frame is never more than one render late and frames never bunch up.
 _RENDERS_IN_FLIGHT = 1
 
-Captured = tuple[tuple[SensorFrame, ...], tuple[SensorFrame, ...]]  # clouds, images of a step
+Captured = tuple[SensorFrame, ...]  # the sensor frames of a step
 # Free run: one perception step at a time with the render thread. A step that comes while it is
 # busy is skipped, so a frame is never more than one render late and frames never bunch up.
 
@@ -505,7 +506,7 @@ class SimServer:
                 can.send_barrier(output.step, output.stamp_ns)
         if output.capture is not None:
             self._render(output.capture)
-        perception = self._perception_frames(output.step, output.stamp_ns, output.clouds, output.images)
+        perception = self._perception_frames(output.step, output.stamp_ns, output.frames)
         for connection in self._connections:
             if not connection.ready:
                 continue
@@ -520,18 +521,15 @@ class SimServer:
                 connection.out += reports[connection.agent]
 
     def _perception_frames(
-        self, step: int, stamp_ns: int, clouds: Sequence[SensorFrame], images: Sequence[SensorFrame]
+        self, step: int, stamp_ns: int, sensors: Sequence[SensorFrame]
     ) -> dict[int, list[bytes]]:
-        """The LIDAR and CAMERA frames of a step, by agent, for the agents whose stream is open."""
+        """The sensor frames of a step on the wire, by agent, for the agents whose stream is open."""
         frames: dict[int, list[bytes]] = {}
-        if clouds or images:
+        if sensors:
             readers = {c.agent for c in self._connections if c.ready and c.listener == "sensor"}
-            for frame in clouds:
+            for frame in sensors:
                 if frame.agent in readers:
-                    frames.setdefault(frame.agent, []).append(lidar_frame(step, stamp_ns, frame))
-            for frame in images:
-                if frame.agent in readers:
-                    frames.setdefault(frame.agent, []).append(camera_frame(step, stamp_ns, frame))
+                    frames.setdefault(frame.agent, []).append(sensor_frame(step, stamp_ns, frame))
         return frames
 
     def _render(self, job: CaptureJob) -> None:
@@ -551,12 +549,11 @@ class SimServer:
         self._renders.append((job.step, job.stamp_ns, self._renderer.submit(job.run)))
 
     def _send_renders(self, *, wait: bool) -> None:
-        """Send the clouds and images the render thread has made, in step order (all, with wait)."""
+        """Send the sensor frames the render thread has made, in step order (all, with wait)."""
         sent = False
         while self._renders and (wait or self._renders[0][2].done()):
             step, stamp_ns, render = self._renders.popleft()
-            clouds, images = render.result()
-            for agent, frames in self._perception_frames(step, stamp_ns, clouds, images).items():
+            for agent, frames in self._perception_frames(step, stamp_ns, render.result()).items():
                 for connection in self._connections:
                     if connection.ready and connection.listener == "sensor" and connection.agent == agent:
                         connection.out += b"".join(frames)

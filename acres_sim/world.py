@@ -16,7 +16,7 @@ bus) unless the autopilot or ``set_command`` drives it; without commands its saf
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
@@ -35,7 +35,8 @@ from acres_sim.ins import InsModel, InsSample
 from acres_sim.kinematics import BodyMotion, Terrain, VehicleState, at_rest, place
 from acres_sim.route import RouteFollower
 from acres_sim.scene import Scene, acre_scene
-from acres_sim.sensors import AgentSensors, CaptureJob, SensorFrame, perception_due
+from acres_sim.sensor_model import SensorFrame
+from acres_sim.sensors import RIGS, CaptureJob, RigEntry, RigOptions, SensorRig
 from acres_sim.tractor import TractorCommand, TractorModel, TractorObservation, TractorParams, observation_due
 from acres_sim.vehicles import MAXXUM, POLARIS, MaxxumParams, PolarisParams, VehicleParams
 from acres_sim.world_types import AgentSpec, AgentStatus, Pose2D, StepOutput
@@ -73,7 +74,7 @@ class _Agent:
     autopilot: bool
     dbw: DbwSystem | None = None
     tractor: TractorModel | None = None
-    sensors: AgentSensors | None = None
+    sensors: SensorRig | None = None
     command: tuple[float, float] = (0.0, 0.0)
     manual: bool = False  # set_command drives while neither the drive-by-wire nor the autopilot does
     follower_live: bool = False  # the follower drove the last step (its progress is current)
@@ -109,6 +110,7 @@ class World:
         terrain: Terrain | None = None,
         perception: bool = True,
         ray_cast: Backend = Backend.COMPILED,
+        rigs: Mapping[Vehicle, Sequence[RigEntry]] = RIGS,
     ) -> None:
         """Create the session at step 0; the state is PAUSED in lockstep and PLAYING otherwise.
 
@@ -117,7 +119,8 @@ class World:
         ``scene`` is what the LiDARs and cameras see (default: the tile's, acres_sim.scene.acre_scene);
         the vehicles drive on its ground unless ``terrain`` says otherwise. ``perception`` false
         makes no clouds and images (a session that needs only the vehicles and the INS); ``ray_cast``
-        chooses the sensors' ray caster (acres_sim.compiled_cast; the same frames either way).
+        chooses the sensors' ray caster (acres_sim.compiled_cast; the same frames either way);
+        ``rigs`` the sensors of each kind of vehicle (acres_sim.sensors.RIGS).
         """
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ParamsError(f"World seed: expected an integer >= 0, got {seed!r}")
@@ -151,6 +154,7 @@ class World:
         self._terrain: Terrain = terrain if terrain is not None else self._scene.terrain
         self._perception = bool(perception)
         self._ray_cast = Backend(ray_cast)
+        self._rigs = rigs
         self.defer_perception = False  # True: advance() hands out capture jobs instead of rendering
         self._state = SimState.PAUSED if lockstep else SimState.PLAYING
         self._step = 0
@@ -181,15 +185,8 @@ class World:
             tractor = TractorModel(params=TractorParams(vehicle=params))
         sensors = None
         if self._perception:
-            core = self._source is Source.CORE
-            sensors = AgentSensors(
-                params=params,
-                seed=self._seed,
-                stream=index,
-                camera=not core,
-                crop=not core,
-                backend=self._ray_cast,
-            )
+            options = RigOptions(seed=self._seed, stream=index, backend=self._ray_cast)
+            sensors = SensorRig.of(params, options, core=self._source is Source.CORE, rigs=self._rigs)
         state = place(params, start.x, start.y, start.yaw, terrain=self._terrain)
         return _Agent(
             spec=spec,
@@ -273,8 +270,8 @@ class World:
         """True when the world makes clouds and images."""
         return self._perception
 
-    def sensors(self, index: int) -> AgentSensors | None:
-        """The LiDAR and camera of agent ``index``; None when the world makes no clouds and images."""
+    def sensors(self, index: int) -> SensorRig | None:
+        """The sensor rig of agent ``index``; None when the world makes no sensor frames."""
         return self._agent(index).sensors
 
     @property
@@ -497,20 +494,19 @@ class World:
                 samples.append(a.ins.sample(step=step, state=a.state, motion=a.motion))
             if a.tractor is not None and observation_due(step):
                 tractors.append((index, a.tractor.observation(step=step, speed_mps=a.state.speed)))
-        clouds: tuple[SensorFrame, ...] = ()
-        images: tuple[SensorFrame, ...] = ()
+        frames: tuple[SensorFrame, ...] = ()
         capture = None
-        if self._perception and perception_due(step):
+        if any(a.sensors is not None and a.sensors.due(step) for a in self._agents):
             capture = CaptureJob(
                 step=step,
                 stamp_ns=step_stamp_ns(step),
-                sensors=tuple(a.sensors for a in self._agents),
+                rigs=tuple(a.sensors for a in self._agents),
                 scene=self._scene,
                 states=tuple(a.state for a in self._agents),
                 params=tuple(a.params for a in self._agents),
             )
             if not self.defer_perception:
-                clouds, images = capture.run()
+                frames = capture.run()
                 capture = None
         return StepOutput(
             step=step,
@@ -519,8 +515,7 @@ class World:
             motions=tuple(a.motion for a in self._agents),
             ins=tuple(samples),
             dbw=tuple(reports),
-            clouds=clouds,
-            images=images,
+            frames=frames,
             tractors=tuple(tractors),
             capture=capture,
         )

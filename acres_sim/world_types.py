@@ -10,7 +10,8 @@ from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim.errors import AgentError
 from acres_sim.ins import InsParams, InsSample
 from acres_sim.kinematics import BodyMotion, VehicleState
-from acres_sim.sensors import CaptureJob, SensorFrame
+from acres_sim.sensor_model import SensorFrame
+from acres_sim.sensors import CaptureJob
 from acres_sim.tractor import TractorObservation
 from acres_sim.vehicles import VehicleParams
 
@@ -87,11 +88,11 @@ class StepOutput:
     agent index. ``ins`` holds one INS sample per agent, by agent index, when the step is an INS step,
     and is empty otherwise. ``dbw`` holds the drive-by-wire report line of each Polaris as (agent
     index, report), in agent order, when the step is a report step (50 Hz), and is empty otherwise.
-    ``clouds`` and ``images`` hold each agent's LiDAR cloud and camera image, in agent order, when
-    the step is a perception step (10 Hz) and the world makes them; ACRES Core makes no images.
-    ``tractors`` holds each Maxxum's observation as (agent index, observation) on its 10 Hz steps.
-    With deferred perception (``World.defer_perception``) a perception step leaves ``clouds`` and
-    ``images`` empty and gives the ``capture`` job that makes them instead.
+    ``frames`` holds the frames of the sensors due at the step (each agent's LiDAR cloud and camera
+    image at 10 Hz), in agent order and each agent's in mount order, when the world makes them;
+    ACRES Core makes no images. ``tractors`` holds each Maxxum's observation as (agent index,
+    observation) on its 10 Hz steps. With deferred perception (``World.defer_perception``) a step
+    with frames due leaves ``frames`` empty and gives the ``capture`` job that makes them instead.
     """
 
     step: int
@@ -100,7 +101,6 @@ class StepOutput:
     motions: tuple[BodyMotion, ...]
     ins: tuple[InsSample, ...]
     dbw: tuple[tuple[int, DbwReport], ...] = ()
-    clouds: tuple[SensorFrame, ...] = ()
-    images: tuple[SensorFrame, ...] = ()
+    frames: tuple[SensorFrame, ...] = ()
     tractors: tuple[tuple[int, TractorObservation], ...] = ()
     capture: CaptureJob | None = None

@@ -1,24 +1,19 @@
-"""The world's samples as wire messages (docs/protocol.md): an INS sample, an agent's SENSOR_META,
-a cloud's LIDAR frame and an image's CAMERA frame. Pure: the server sends what these return."""
+"""The world's samples as wire messages (docs/protocol.md): an INS sample, an agent's SENSOR_META
+and a sensor frame (a cloud's LIDAR frame, an image's CAMERA frame: each sensor model gives its own
+wire form). Pure: the server sends what these return."""
 
 from __future__ import annotations
 
 from acres_bridge.geo.georef import UTM16N_EPSG
 from acres_bridge.wire import InsSample as WireIns
 from acres_bridge.wire import SensorMeta, SensorMount
-from acres_bridge.wire.perception import (
-    CameraIntrinsics,
-    LidarLayout,
-    encode_camera_frame,
-    encode_lidar_frame,
-)
 from acres_bridge.wire.vocabulary import SensorKind
 from acres_sim.ins import InsSample
-from acres_sim.sensors import PERCEPTION_RATE_HZ, SensorFrame
+from acres_sim.sensor_model import SensorFrame
 from acres_sim.vehicles import VehicleParams
 from acres_sim.world import World
 
-__all__ = ["camera_frame", "lidar_frame", "sensor_meta", "wire_ins"]
+__all__ = ["sensor_frame", "sensor_meta", "wire_ins"]
 
 
 def wire_ins(sample: InsSample) -> WireIns:
@@ -46,8 +41,9 @@ def wire_ins(sample: InsSample) -> WireIns:
 
 
 def sensor_meta(world: World, index: int) -> SensorMeta:
-    """SENSOR_META of one agent: its georeference and its rig, with the LiDAR's layout and the
-    camera's intrinsics. Without a camera (ACRES Core) the camera's mount is a plain frame."""
+    """SENSOR_META of one agent: its georeference and its mounts, each sensor's with its kind, rate
+    and settings (the LiDAR's layout, the camera's intrinsics). A mount without a sensor (the camera
+    body in ACRES Core) is a plain frame."""
     agent = world.agent(index)
     params: VehicleParams = agent.params
     georef = world.georef
@@ -55,20 +51,11 @@ def sensor_meta(world: World, index: int) -> SensorMeta:
     mounts = []
     for position, mount in enumerate(params.mounts):
         kind, rate, settings = SensorKind.FRAME, 0.0, {}
+        sensor = rig.on_mount(position) if rig is not None else None
         if mount.frame == "imu_link":
             kind, rate = SensorKind.INS, 100.0
-        elif rig is not None and position == rig.lidar_index:
-            lidar = rig.lidar_params
-            kind, rate = SensorKind.LIDAR, float(PERCEPTION_RATE_HZ)
-            settings = {
-                **LidarLayout(lidar.columns, lidar.rings).settings(),
-                "vertical_fov_deg": [lidar.lower_fov_deg, lidar.upper_fov_deg],
-                "range_m": [lidar.min_range_m, lidar.max_range_m],
-            }
-        elif rig is not None and rig.camera is not None and position == rig.camera_index:
-            camera = rig.camera_params
-            kind, rate = SensorKind.CAMERA, float(PERCEPTION_RATE_HZ)
-            settings = CameraIntrinsics(camera.width, camera.height, camera.k, camera.d).settings()
+        elif sensor is not None:
+            kind, rate, settings = sensor.model.kind, float(sensor.rate_hz), sensor.model.settings()
         mounts.append(
             SensorMount(
                 name=mount.frame,
@@ -90,17 +77,6 @@ def sensor_meta(world: World, index: int) -> SensorMeta:
     )
 
 
-def lidar_frame(step: int, stamp_ns: int, frame: SensorFrame) -> bytes:
-    """The LIDAR frame of a cloud of the world."""
-    columns, rings, _ = frame.data.shape
-    return encode_lidar_frame(
-        step=step, stamp_ns=stamp_ns, sensor=frame.sensor, columns=columns, rings=rings, points=frame.data
-    )
-
-
-def camera_frame(step: int, stamp_ns: int, frame: SensorFrame) -> bytes:
-    """The CAMERA frame of an image of the world."""
-    height, width, _ = frame.data.shape
-    return encode_camera_frame(
-        step=step, stamp_ns=stamp_ns, sensor=frame.sensor, width=width, height=height, pixels=frame.data
-    )
+def sensor_frame(step: int, stamp_ns: int, frame: SensorFrame) -> bytes:
+    """The wire frame of a sensor frame of the world (its model's LIDAR, CAMERA, ... frame)."""
+    return frame.wire(step, stamp_ns)

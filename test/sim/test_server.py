@@ -307,8 +307,7 @@ def test_a_core_session_has_no_camera_and_sends_no_image(serve) -> None:  # type
     assert [m.kind for m in meta.sensors if m.name == "reolink_camera"] == ["frame"]
     world = World(seed=1, start_utc=START, lockstep=True, source=Source.CORE)
     outputs = [world.advance() for _ in range(24)]
-    assert sum(len(o.clouds) for o in outputs) == 2
-    assert sum(len(o.images) for o in outputs) == 0
+    assert [(o.step, f.kind) for o in outputs for f in o.frames] == [(12, "lidar"), (24, "lidar")]
 
 
 def test_agent_ports_puts_each_agent_on_fixed_ports() -> None:

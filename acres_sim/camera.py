@@ -33,6 +33,7 @@ from acres_sim.errors import ParamsError
 from acres_sim.kinematics import VehicleState
 from acres_sim.scene import Box, Hits, Scene, Surface
 from acres_sim.sensor_model import Cast, FrameData, MountedFan
+from acres_sim.shade_kernels import shade_pixels
 from acres_sim.vehicles import VehicleParams
 
 __all__ = [
@@ -70,6 +71,12 @@ _TEXTURE_CELL_M: Final = 0.5
 _TEXTURE_SIZE: Final = 64  # texels per side of the repeating soil texture
 _TEXTURE_SEED: Final = 7
 _TEXTURE_CONTRAST: Final = 0.15
+_SKY_SLOPE: Final = 1.6  # the sky reaches the zenith's colour at this sine of the elevation (x 1/1.6)
+# The same as the compiled shading takes them (acres_sim.shade_kernels.shade_pixels).
+_LIGHT_TERMS: Final = np.array([_AMBIENT, _DIFFUSE, 1.0 / _TEXTURE_CELL_M, _SKY_SLOPE], dtype=np.float32)
+_CHANNELS: Final = np.array(
+    [(_HAZE[c], _SKY_HORIZON[c], _SKY_ZENITH[c] - _SKY_HORIZON[c]) for c in range(3)], dtype=np.float32
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -292,6 +299,7 @@ class Camera:
                 f"Camera mount rotation: expected a 3 x 3 rotation matrix, got {rotation.tolist()}"
             )
         self._params = params
+        self._backend = backend
         self._translation = translation
         self._rotation = rotation
         self._body = body
@@ -373,10 +381,10 @@ class Camera:
         return image.copy()
 
     def _shade(self, cast: Cast) -> Image:
-        """Colour every pixel from what its ray hit (no value can leave 0..255: light <= 1)."""
+        """Colour every pixel from what its ray hit (no value can leave 0..255: light <= 1), with the
+        compiled shading or the numpy reference (the same image)."""
         p = self._params
-        scene, agents, origin, hits = cast.scene, cast.agents, cast.origin, cast.hits
-        world = self._fan.fan.in_world(cast.rotation)
+        scene, agents, origin, hits, world = cast.scene, cast.agents, cast.origin, cast.hits, cast.world
         # Base colours by material: 0 sky, 1 ground, then the buildings, crop fields and agents.
         palette = np.array(
             [_SKY_HORIZON, _SOIL]
@@ -387,13 +395,39 @@ class Camera:
         ).T.copy()
         nb, nc = len(scene.buildings), len(scene.crop)
         first = np.array([1, 2, 2, 2 + nb, 2 + nb + nc], dtype=np.int16)  # by Surface, plus the item
+        if self._backend is Backend.NUMPY:
+            return self._shade_reference(origin, world, hits, palette, first)
+        out = np.zeros((p.height * p.width, 3), dtype=np.uint8)
+        shade_pixels(
+            origin[:2].astype(np.float32),
+            world,
+            hits.range,
+            hits.surface,
+            np.ascontiguousarray(hits.normal.T),
+            hits.item,
+            first,
+            palette,
+            self._sun,
+            self._texture,
+            _LIGHT_TERMS,
+            _CHANNELS,
+            self._valid,
+            out,
+        )
+        return out.reshape(p.height, p.width, 3)
+
+    def _shade_reference(
+        self, origin: F64, world: F32, hits: Hits, palette: F32, first: NDArray[np.int16]
+    ) -> Image:
+        """The shading in numpy: what the compiled shading (acres_sim.shade_kernels) is checked against."""
+        p = self._params
         material = first.take(hits.surface)
         material += hits.item
         light, fog = self._light(origin, world, hits)
         # No hit: sky from the horizon to the zenith with the ray's elevation; going down: far haze.
         sky = hits.surface == Surface.NONE
         far = world[2] < 0
-        up = world[2] * np.float32(1.6)
+        up = world[2] * np.float32(_SKY_SLOPE)
         np.clip(up, np.float32(0.0), np.float32(1.0), out=up)
         planes = np.empty((3, world.shape[1]), dtype=np.uint8)
         channel = np.empty(world.shape[1], dtype=np.float32)
@@ -440,8 +474,8 @@ class Camera:
             iy *= _TEXTURE_SIZE
             iy += ix
             light[ground] *= self._texture.take(iy)
-        fog = hits.range * np.float32(-1.0 / _HAZE_DISTANCE_M)
-        np.exp(fog, out=fog)
+        # The exponential in float64, rounded once: the compiled shading gets the same float32.
+        fog = np.exp(hits.range.astype(np.float64) * (-1.0 / _HAZE_DISTANCE_M)).astype(np.float32)
         light *= fog
         np.subtract(np.float32(1.0), fog, out=fog)
         return light, fog

@@ -33,6 +33,7 @@ __all__ = [
     "FIELD_SLOTS",
     "TERRAIN_SLOTS",
     "cast_rays",
+    "turn_rays",
 ]
 
 _JIT: Final = {"nogil": True, "cache": True, "error_model": "numpy"}
@@ -41,9 +42,11 @@ _JIT: Final = {"nogil": True, "cache": True, "error_model": "numpy"}
 T_HEIGHT_FIELD, T_FLAT_Z, T_X0, T_Y0, T_INV_CELL, T_NX, T_NY, T_Z_MIN, T_Z_MAX, T_STEEPEST = range(10)
 TERRAIN_SLOTS: Final = 16
 # Box slots: centre, half sizes, cos and sin of the yaw, the world axis of the bounding cone seen
-# from the origin (unit; 0 0 0: the origin is inside the sphere, test every ray) and the cone's cosine.
-B_CX, B_CY, B_CZ, B_HX, B_HY, B_HZ, B_COS, B_SIN, B_AX, B_AY, B_AZ, B_CONE = range(12)
-BOX_SLOTS: Final = 12
+# from the origin (unit; 0 0 0: the origin is inside the sphere, test every ray), the cone's cosine
+# and a distance from the origin that no point of the box is nearer than (a ray whose nearest hit so
+# far is nearer skips the box).
+B_CX, B_CY, B_CZ, B_HX, B_HY, B_HZ, B_COS, B_SIN, B_AX, B_AY, B_AZ, B_CONE, B_NEAR = range(13)
+BOX_SLOTS: Final = 13
 # Crop field slots: the row layout, its cos and sin, its axis-aligned bounds, half a row's width and
 # the far edge of the last row across (as crop_hits rounds them: from float64).
 (
@@ -430,8 +433,10 @@ def _cast_one(
             best = ground_t
             surface = _GROUND
             nx, ny, nz = gnx, gny, gnz
-    # Boxes whose bounding cone holds the ray.
+    # Boxes whose bounding cone holds the ray and that could be nearer than the nearest hit so far.
     for b in range(boxes.shape[0]):
+        if boxes[b, B_NEAR] > best:
+            continue
         cone = boxes[b, B_CONE]
         if cone > -2 and dx * boxes[b, B_AX] + dy * boxes[b, B_AY] + dz * boxes[b, B_AZ] < cone:
             continue
@@ -441,9 +446,10 @@ def _cast_one(
             surface = box_surface[b]
             item = box_item[b]
             nx, ny, nz = bx, by, bz
-    # Crop canopies, on the rays that met the ground.
-    if met and fields.shape[0] > 0:
-        t_top = ground_t + tallest / sink
+    # Crop canopies, on the rays that met the ground, unless a box is nearer than the top of the
+    # tallest canopy along the ray (then no field's hit can be nearer: crop_hits limits it to best).
+    t_top = ground_t + tallest / sink if met else _INF
+    if met and fields.shape[0] > 0 and not (sink < 0 and best <= t_top):
         x_top = ox + t_top * dx
         y_top = oy + t_top * dy
         x_end = ox + ground_t * dx
@@ -476,6 +482,23 @@ def _cast_one(
 
 
 _BLOCK: Final = 512  # rays a thread takes at a time: its stages' scratch stays in the L1 cache
+
+
+@numba.njit(parallel=True, **_JIT)
+def turn_rays(rotation: np.ndarray, directions_t: np.ndarray, out: np.ndarray) -> None:
+    """acres_sim._raycast.turn: ``rotation`` (3, 3) float32 applied to the columns of
+    ``directions_t`` (3, N) float32, into ``out`` (3, N): each row the sum over the rotation's
+    columns in their order, in float32, as the numpy one adds them."""
+    n = directions_t.shape[1]
+    for block in numba.prange((n + 4095) // 4096):
+        for i in range(block * 4096, min(n, (block + 1) * 4096)):
+            d0 = directions_t[0, i]
+            d1 = directions_t[1, i]
+            d2 = directions_t[2, i]
+            for row in range(3):
+                value = d0 * rotation[row, 0]
+                value = value + d1 * rotation[row, 1]
+                out[row, i] = value + d2 * rotation[row, 2]
 
 
 @numba.njit(parallel=True, **_JIT)

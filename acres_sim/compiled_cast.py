@@ -19,15 +19,19 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from acres_sim import cast_kernels as k
+from acres_sim import shade_kernels
 from acres_sim._raycast import F32, F64, RayFan
 from acres_sim.errors import ParamsError
 from acres_sim.scene import Box, Hits, Scene, check_fan_pose
 from acres_sim.terrain import HeightField
 
-__all__ = ["Backend", "cast_fan", "warm_up"]
+__all__ = ["Backend", "cast_fan", "in_world", "warm_up"]
 
 # Angular margin (rad) around a box's bounding cone: float32 directions and rounding.
 _CONE_MARGIN_RAD: Final = 2e-3
+# Margins taken off a box's nearest distance, so that a float32 hit on it is never nearer than that.
+_NEAR_MARGIN_M: Final = 0.01
+_NEAR_MARGIN_REL: Final = 1e-4
 _ALL_RAYS: Final = -3.0  # the cone slot of a box around the origin: every ray is tested
 
 
@@ -113,6 +117,7 @@ def _boxes_in_range(
     keep = np.flatnonzero(dist - radii <= max_range_m)
     out = rows[keep].copy()
     for row, d, r, v in zip(out, dist[keep], radii[keep], rel[keep], strict=True):
+        row[k.B_NEAR] = (d - r) * (1.0 - _NEAR_MARGIN_REL) - _NEAR_MARGIN_M
         if d <= r:
             row[k.B_CONE] = _ALL_RAYS
             continue
@@ -120,6 +125,15 @@ def _boxes_in_range(
         row[k.B_AX : k.B_AZ + 1] = v / d
         row[k.B_CONE] = math.cos(half) if half < math.pi else _ALL_RAYS
     return out, keep
+
+
+def in_world(backend: Backend, fan: RayFan, rotation: ArrayLike) -> F32:
+    """``fan.in_world(rotation)`` on ``backend``: the same (3, N) float32 directions either way."""
+    if backend is Backend.NUMPY:
+        return fan.in_world(np.asarray(rotation, dtype=np.float64))
+    world = np.empty((3, fan.size), dtype=np.float32)
+    k.turn_rays(np.asarray(rotation, dtype=np.float32), fan.directions_t, world)
+    return world
 
 
 def _compiled_cast_fan(
@@ -131,11 +145,15 @@ def _compiled_cast_fan(
     max_range_m: float,
     agents: Sequence[Box],
     crop: bool,
+    world: F32 | None = None,
 ) -> Hits:
     if not all(isinstance(a, Box) for a in agents):
         raise ParamsError(f"Scene.cast agents: expected Box values, got {[type(a).__name__ for a in agents]}")
     packed = _pack(scene)
-    world = fan.in_world(rotation)
+    if world is None:
+        world = in_world(Backend.COMPILED, fan, rotation)
+    elif world.shape != (3, fan.size) or world.dtype != np.float32 or not world.flags.c_contiguous:
+        raise ParamsError(f"cast_fan world: expected a C-contiguous (3, {fan.size}) float32 array")
     o32 = origin.astype(np.float32)
     agent_rows, agent_radii = _box_rows(agents)
     rows = np.concatenate((packed.buildings, agent_rows))
@@ -190,17 +208,26 @@ def cast_fan(
     max_range_m: float,
     agents: Sequence[Box] = (),
     crop: bool = True,
+    world: F32 | None = None,
 ) -> Hits:
-    """``scene.cast_fan(origin, rotation, fan, ...)`` on ``backend``: the same hits either way."""
+    """``scene.cast_fan(origin, rotation, fan, ...)`` on ``backend``: the same hits either way.
+
+    ``world``: ``in_world(backend, fan, rotation)`` when the caller has it already (the compiled
+    caster takes it instead of turning the fan again; the reference turns its own)."""
     if backend is Backend.NUMPY:
         return scene.cast_fan(origin, rotation, fan, max_range_m=max_range_m, agents=agents, crop=crop)
     o, rot = check_fan_pose(origin, rotation, max_range_m)
-    return _compiled_cast_fan(scene, o, rot, fan, max_range_m=max_range_m, agents=agents, crop=crop)
+    return _compiled_cast_fan(
+        scene, o, rot, fan, max_range_m=max_range_m, agents=agents, crop=crop, world=world
+    )
 
 
 def warm_up() -> None:
-    """Compile the kernels now (or load them from numba's cache on disk), not in a sensor's first frame."""
+    """Compile the kernels now (or load them from numba's cache on disk), not in a sensor's first frame:
+    the ray cast's and the camera's shading (acres_sim.shade_kernels)."""
     from acres_sim.scene import flat_scene  # noqa: PLC0415
+
+    shade_kernels.warm_up()
 
     fan = RayFan(np.array([[0.0, 0.0, -1.0], [1.0, 0.0, 0.0]], dtype=np.float32))
     agent = Box(x=5.0, y=0.0, z=1.0, lx=2.0, ly=2.0, lz=2.0)

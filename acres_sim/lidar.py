@@ -263,8 +263,7 @@ class Lidar:
     def _range_and_intensity(self, cast: Cast) -> tuple[F32, F32]:
         """The noiseless range and the intensity of every beam: 255 x reflectivity x cos(incidence)
         / (1 + (range / 40 m)^2), 0 without a hit."""
-        hits = cast.hits
-        world = self._fan.fan.in_world(cast.rotation)
+        hits, world = cast.hits, cast.world
         cos_incidence = -(
             hits.normal[:, 0] * world[0] + hits.normal[:, 1] * world[1] + hits.normal[:, 2] * world[2]
         )

@@ -16,8 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from acres_bridge.wire.vocabulary import SensorKind
-from acres_sim._raycast import F64, RayFan, sensor_in_world
-from acres_sim.compiled_cast import Backend, cast_fan
+from acres_sim._raycast import F32, F64, RayFan, sensor_in_world
+from acres_sim.compiled_cast import Backend, cast_fan, in_world
 from acres_sim.kinematics import VehicleState
 from acres_sim.scene import Box, Hits, Scene
 
@@ -98,12 +98,14 @@ class _Key:
 
 @dataclass(frozen=True, slots=True)
 class Cast:
-    """One cast of a mounted fan: the hits of its rays, from ``origin`` turned by ``rotation`` (the
-    sensor frame in the world), in ``scene`` with the other vehicles' bodies ``agents``."""
+    """One cast of a mounted fan: the hits of its rays, from ``origin`` along ``world`` (the fan's
+    directions turned by ``rotation``, the sensor frame in the world), in ``scene`` with the other
+    vehicles' bodies ``agents``."""
 
     hits: Hits
     origin: F64
     rotation: F64
+    world: F32
     scene: Scene
     agents: tuple[Box, ...]
 
@@ -140,6 +142,7 @@ class MountedFan(Generic[Product]):
         if self._last is not None and self._last[0].same(key):
             return self._last[1], True
         origin, rotation = sensor_in_world(state, self._translation, self._rotation)
+        world = in_world(self._backend, self.fan, rotation)
         hits = cast_fan(
             self._backend,
             scene,
@@ -149,7 +152,8 @@ class MountedFan(Generic[Product]):
             max_range_m=self._max_range_m,
             agents=agents,
             crop=crop,
+            world=world,
         )
-        made = self._make(Cast(hits, origin, rotation, scene, agents))
+        made = self._make(Cast(hits, origin, rotation, world, scene, agents))
         self._last = (key, made)
         return made, False

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from acres_bridge.geo.route import acre_loop
 from acres_sim._raycast import RayFan, rotation_matrix, sensor_in_world
 from acres_sim.camera import MAXXUM_CAMERA, POLARIS_CAMERA, Camera, CameraParams, camera_mount
-from acres_sim.compiled_cast import Backend, cast_fan
+from acres_sim.compiled_cast import Backend, cast_fan, in_world
 from acres_sim.errors import ParamsError
 from acres_sim.kinematics import VehicleState, place
 from acres_sim.lidar import MAXXUM_LIDAR, POLARIS_LIDAR, Lidar, LidarParams, beam_directions
@@ -124,15 +124,14 @@ def test_a_scan_is_the_same_cloud_on_either_caster(acre: Scene) -> None:
 
 
 @pytest.mark.parametrize(("params", "camera"), [(POLARIS, POLARIS_CAMERA), (MAXXUM, MAXXUM_CAMERA)])
-def test_an_image_is_the_same_on_either_caster(
+def test_an_image_is_the_same_on_either_caster_and_shading(
     acre: Scene, params: VehicleParams, camera: CameraParams
 ) -> None:
-    state = route_poses(acre, params, 2, 90.0)[1]
-    images = [
-        Camera(camera, camera_mount(params), backend=backend).render(acre, state, agents=others(acre))
-        for backend in (Backend.NUMPY, Backend.COMPILED)
-    ]
-    np.testing.assert_array_equal(images[1], images[0])
+    cameras = [Camera(camera, camera_mount(params), backend=b) for b in (Backend.NUMPY, Backend.COMPILED)]
+    for state in route_poses(acre, params, 4, 90.0):
+        for crop in (True, False):
+            reference, compiled = (c.render(acre, state, agents=others(acre), crop=crop) for c in cameras)
+            np.testing.assert_array_equal(compiled, reference)  # cast and shading alike, to the byte
 
 
 def test_boxes_around_and_beside_the_sensor_hit_the_same() -> None:
@@ -196,3 +195,27 @@ def test_random_poses_hit_the_same(
         acre, origin, rotation, fan, max_range_m=100.0, agents=(agent,), crop=crop
     )
     assert_same_hits(reference, compiled)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.tuples(*(st.floats(-math.pi, math.pi) for _ in range(3))))
+def test_a_fan_turns_into_the_world_the_same_on_either_backend(attitude: tuple[float, float, float]) -> None:
+    fan = RayFan(beam_directions(POLARIS_LIDAR).reshape(-1, 3))
+    rotation = rotation_matrix(*attitude)
+    compiled = in_world(Backend.COMPILED, fan, rotation)
+    np.testing.assert_array_equal(compiled, fan.in_world(rotation))
+    np.testing.assert_array_equal(in_world(Backend.NUMPY, fan, rotation), compiled)
+
+
+def test_the_compiled_caster_refuses_directions_that_are_not_the_fans() -> None:
+    fan = RayFan(np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0]], dtype=np.float32))
+    with pytest.raises(ParamsError, match=r"world: expected a C-contiguous \(3, 2\) float32 array"):
+        cast_fan(
+            Backend.COMPILED,
+            flat_scene(),
+            np.array([0.0, 0.0, 1.0]),
+            np.eye(3),
+            fan,
+            max_range_m=10.0,
+            world=np.zeros((3, 3), dtype=np.float32),
+        )

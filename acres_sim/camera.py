@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Final
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -413,6 +414,7 @@ class Camera:
             _CHANNELS,
             self._valid,
             out,
+            numba.get_num_threads(),
         )
         return out.reshape(p.height, p.width, 3)
 

@@ -519,9 +519,11 @@ def cast_rays(
     out_surface: np.ndarray,
     out_normal: np.ndarray,
     out_item: np.ndarray,
+    threads: int,
 ) -> None:
     """Every ray of ``world`` (3, N) float32 unit directions from ``origin`` (3,) float32, into the
-    out arrays: range (N,) float32, surface (N,) uint8, normal (3, N) float32, item (N,) int16.
+    out arrays: range (N,) float32, surface (N,) uint8, normal (3, N) float32, item (N,) int16;
+    ``threads``: how many threads run the parallel loop (numba.get_num_threads()).
 
     ``ground0`` (4,) float32: the height field's sample under the origin (height, slope x, slope y per
     cell) and 1 where the origin is above the ground; ``z_top``: the highest ground plus the tallest
@@ -533,7 +535,15 @@ def cast_rays(
     height_field = terrain[T_HEIGHT_FIELD] > 0
     flat_height = oz - terrain[T_FLAT_Z]
     inv = terrain[T_INV_CELL]
-    for block in numba.prange((n + _BLOCK - 1) // _BLOCK):
+    blocks = (n + _BLOCK - 1) // _BLOCK
+    threads = max(threads, 1)
+    per_thread = (blocks + threads - 1) // threads
+    for q in numba.prange(per_thread * threads):
+        # The threads take contiguous runs of q; each run is spread over the whole fan (thread t
+        # takes blocks t, t + threads, ...), so that no thread gets all the sky or all the ground.
+        block = (q % per_thread) * threads + q // per_thread
+        if block >= blocks:
+            continue
         start = block * _BLOCK
         count = min(n, start + _BLOCK) - start
         ground_t = np.empty(_BLOCK, dtype=np.float32)

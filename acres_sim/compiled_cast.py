@@ -15,6 +15,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Final
 
+import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -194,6 +195,7 @@ def _compiled_cast_fan(
         hits.surface,
         hits.normal.T,
         hits.item,
+        numba.get_num_threads(),
     )
     return hits
 

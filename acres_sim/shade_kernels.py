@@ -43,8 +43,9 @@ def shade_pixels(
     colours: np.ndarray,
     pixel: np.ndarray,
     out: np.ndarray,
+    threads: int,
 ) -> None:
-    """Colour ray ``i`` into ``out[pixel[i]]`` (bgr8).
+    """Colour ray ``i`` into ``out[pixel[i]]`` (bgr8), on ``threads`` threads (numba.get_num_threads()).
 
     ``origin_xy`` (2,) float32; ``world`` (3, N) float32 ray directions; the hits (``ranges``,
     ``surface``, ``normal`` (3, N), ``item``); ``first`` (5,) int16, a surface's first palette entry;
@@ -62,7 +63,11 @@ def shade_pixels(
     ox = origin_xy[0]
     oy = origin_xy[1]
     size = np.int32(64)
-    for block in numba.prange((n + _BLOCK - 1) // _BLOCK):
+    blocks = (n + _BLOCK - 1) // _BLOCK
+    threads = max(threads, 1)
+    per_thread = (blocks + threads - 1) // threads
+    for q in numba.prange(per_thread * threads):
+        block = (q % per_thread) * threads + q // per_thread  # each thread's blocks spread over the image
         for i in range(block * _BLOCK, min(n, (block + 1) * _BLOCK)):
             s = surface[i]
             target = pixel[i]
@@ -112,4 +117,5 @@ def warm_up() -> None:
         np.ones((3, 3), dtype=np.float32),
         np.arange(2, dtype=np.intp),
         out,
+        1,
     )

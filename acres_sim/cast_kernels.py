@@ -537,69 +537,66 @@ def cast_rays(
     inv = terrain[T_INV_CELL]
     blocks = (n + _BLOCK - 1) // _BLOCK
     threads = max(threads, 1)
-    per_thread = (blocks + threads - 1) // threads
-    for q in numba.prange(per_thread * threads):
-        # The threads take contiguous runs of q; each run is spread over the whole fan (thread t
-        # takes blocks t, t + threads, ...), so that no thread gets all the sky or all the ground.
-        block = (q % per_thread) * threads + q // per_thread
-        if block >= blocks:
-            continue
-        start = block * _BLOCK
-        count = min(n, start + _BLOCK) - start
+    for thread in numba.prange(threads):
+        # Thread t takes blocks t, t + threads, ...: spread over the whole fan, so that no thread gets
+        # all the sky or all the ground; its scratch is made once, not per block.
         ground_t = np.empty(_BLOCK, dtype=np.float32)
         residual = np.empty(_BLOCK, dtype=np.float32)
         slope_x = np.empty(_BLOCK, dtype=np.float32)
         slope_y = np.empty(_BLOCK, dtype=np.float32)
-        if height_field:
-            lo = np.empty(_BLOCK, dtype=np.float32)
-            hi = np.empty(_BLOCK, dtype=np.float32)
-            t_eval = np.empty(_BLOCK, dtype=np.float32)
-            live = np.empty(_BLOCK, dtype=np.int32)
-            _height_field_block(
-                terrain,
-                coeffs,
-                origin,
-                world,
-                start,
-                count,
-                max_range,
-                ground0,
-                climb,
-                ground_t,
-                residual,
-                slope_x,
-                slope_y,
-                lo,
-                hi,
-                t_eval,
-                live,
-            )
-        for j in range(count):
-            i = start + j
+        lo = np.empty(_BLOCK, dtype=np.float32)
+        hi = np.empty(_BLOCK, dtype=np.float32)
+        t_eval = np.empty(_BLOCK, dtype=np.float32)
+        live = np.empty(_BLOCK, dtype=np.int32)
+        for block in range(thread, blocks, threads):
+            start = block * _BLOCK
+            count = min(n, start + _BLOCK) - start
             if height_field:
-                t = ground_t[j] if abs(residual[j]) <= _HIT_TOLERANCE else _INF
-                gx = slope_x[j] * inv
-                gy = slope_y[j] * inv
-            else:
-                dz = world[2, i]
-                t = flat_height / -dz if (dz < climb and dz < 0 and flat_height >= 0) else _INF
-                gx = _ZERO
-                gy = _ZERO
-            _cast_one(
-                i,
-                origin,
-                world,
-                max_range,
-                t,
-                gx,
-                gy,
-                boxes,
-                box_surface,
-                box_item,
-                fields,
-                tallest,
-                out_range,
-                out_surface,
-                out_normal,
-                out_item,
-            )
+                _height_field_block(
+                    terrain,
+                    coeffs,
+                    origin,
+                    world,
+                    start,
+                    count,
+                    max_range,
+                    ground0,
+                    climb,
+                    ground_t,
+                    residual,
+                    slope_x,
+                    slope_y,
+                    lo,
+                    hi,
+                    t_eval,
+                    live,
+                )
+            for j in range(count):
+                i = start + j
+                if height_field:
+                    t = ground_t[j] if abs(residual[j]) <= _HIT_TOLERANCE else _INF
+                    gx = slope_x[j] * inv
+                    gy = slope_y[j] * inv
+                else:
+                    dz = world[2, i]
+                    t = flat_height / -dz if (dz < climb and dz < 0 and flat_height >= 0) else _INF
+                    gx = _ZERO
+                    gy = _ZERO
+                _cast_one(
+                    i,
+                    origin,
+                    world,
+                    max_range,
+                    t,
+                    gx,
+                    gy,
+                    boxes,
+                    box_surface,
+                    box_item,
+                    fields,
+                    tallest,
+                    out_range,
+                    out_surface,
+                    out_normal,
+                    out_item,
+                )

@@ -26,7 +26,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numba
 import numpy as np
 
-from acres_sim.terrain import CONVERGED_M, EXTRA_ITERATIONS, HIT_TOLERANCE_M, NEWTON_ITERATIONS
+from acres_sim.terrain import CONVERGED_M, EXTRA_ITERATIONS, FARTHEST_T, HIT_TOLERANCE_M, NEWTON_ITERATIONS
 
 __all__ = [
     "BOX_SLOTS",
@@ -73,6 +73,7 @@ _ONE: Final = np.float32(1.0)
 _HALF: Final = np.float32(0.5)
 _MINUS_ONE: Final = np.float32(-1.0)
 _INF: Final = np.float32(np.inf)
+_FARTHEST: Final = np.float32(FARTHEST_T)
 _INSIDE: Final = np.float32(1.0 - 1e-6)
 _CONVERGED: Final = np.float32(CONVERGED_M)
 _HIT_TOLERANCE: Final = np.float32(HIT_TOLERANCE_M)
@@ -204,6 +205,7 @@ def _height_field_block(
         if bound:
             lo_j = _maximum(lo_j, clearance / (steepest - dz) if dz < steepest else _INF)
             hi_j = _minimum(hi_j, clearance / (-dz - steepest) if -dz > steepest else _INF)
+        hi_j = _minimum(hi_j, _FARTHEST)
         if not lo_j <= hi_j:
             continue
         t = (oz - h0) / ((g0x * world[0, i] + g0y * world[1, i]) * inv - dz)

@@ -26,6 +26,7 @@ NEWTON_ITERATIONS: Final = 3
 EXTRA_ITERATIONS: Final = 10
 CONVERGED_M: Final = 1e-3
 HIT_TOLERANCE_M: Final = 0.02
+FARTHEST_T: Final = np.finfo(np.float32).max  # the end of every ray's bracket (m)
 # Grid coordinates are clamped to this fraction of the last node, so that floor() stays in a cell.
 _INSIDE: Final = np.float32(1.0 - 1e-6)
 
@@ -360,6 +361,9 @@ class HeightField:
         if float(np.min(clearance)) > 0.0:  # the bounds hold for origins above the ground
             lo = np.maximum(lo, np.where(dz < steepest, earliest, np.inf))
             hi = np.minimum(hi, np.where(-dz > steepest, latest, np.inf))
+        # A ray that falls too slowly for float32 leaves the height range at an overflowed infinite t,
+        # where x = t dx is inf and y = t * 0 NaN: the bracket ends at the largest float32 instead.
+        hi = np.minimum(hi, FARTHEST_T)
         inv = np.float32(1.0 / self.cell_m)
         with np.errstate(divide="ignore", invalid="ignore"):
             t = (oz - h0) / ((g0x * dx + g0y * dy) * inv - dz)

@@ -129,8 +129,14 @@ def _sample(terrain: np.ndarray, coeffs: np.ndarray, x: float, y: float) -> tupl
     ny1 = terrain[T_NY] - _ONE
     gx = (x - terrain[T_X0]) * inv
     gy = (y - terrain[T_Y0]) * inv
-    gx = _minimum(_maximum(gx, _ZERO), nx1 * _INSIDE)
-    gy = _minimum(_maximum(gy, _ZERO), ny1 * _INSIDE)
+    # Clamped onto the grid (as np.minimum(np.maximum(...)) for numbers; NaN: the first cell, where
+    # the reference would fail on its index: never an address outside the grid).
+    gx_max = nx1 * _INSIDE
+    gy_max = ny1 * _INSIDE
+    gx = gx if gx > _ZERO else _ZERO
+    gx = gx if gx < gx_max else gx_max
+    gy = gy if gy > _ZERO else _ZERO
+    gy = gy if gy < gy_max else gy_max
     fi = np.floor(gx)
     fj = np.floor(gy)
     fx = gx - fi
@@ -397,6 +403,8 @@ def _cast_one(
     gx: float,
     gy: float,
     boxes: np.ndarray,
+    in_view: np.ndarray,
+    in_view_count: int,
     box_surface: np.ndarray,
     box_item: np.ndarray,
     fields: np.ndarray,
@@ -407,7 +415,8 @@ def _cast_one(
     out_item: np.ndarray,
 ) -> None:
     """Ray ``i``, whose ground hit is known (``ground_t``, inf for none, and the ground's slopes
-    there, per metre): then the boxes, then the crop canopies, each keeping the nearest hit."""
+    there, per metre): then the boxes (those of ``in_view[:in_view_count]``, the ones its group of
+    rays can see), then the crop canopies, each keeping the nearest hit."""
     ox = origin[0]
     oy = origin[1]
     oz = origin[2]
@@ -436,7 +445,8 @@ def _cast_one(
             surface = _GROUND
             nx, ny, nz = gnx, gny, gnz
     # Boxes whose bounding cone holds the ray and that could be nearer than the nearest hit so far.
-    for b in range(boxes.shape[0]):
+    for q in range(in_view_count):
+        b = in_view[q]
         if boxes[b, B_NEAR] > best:
             continue
         cone = boxes[b, B_CONE]
@@ -484,6 +494,72 @@ def _cast_one(
 
 
 _BLOCK: Final = 512  # rays a thread takes at a time: its stages' scratch stays in the L1 cache
+_GROUP: Final = 64  # rays that share one list of the boxes they can see
+# Angular margin (rad) of a group's cone: its float rounding, many times over.
+_GROUP_MARGIN_RAD: Final = 1e-3
+
+
+@numba.njit(**_JIT)
+def _boxes_in_view(
+    boxes: np.ndarray, reach: np.ndarray, world: np.ndarray, start: int, count: int, out: np.ndarray
+) -> int:
+    """Into ``out``, the boxes that rays ``start`` .. ``start + count`` can see: those whose bounding
+    cone, widened by a margin (``reach``: its half angle's cosine and sine per box), meets the rays'
+    own cone. How many.
+
+    Only an early-out: a box left out lies, with margin, outside the bounding cone of every one of
+    these rays, where each ray's own test (``_cast_one``) would skip it too or find no hit, so the
+    hits are the same as with every box."""
+    last = start + count - 1
+    middle = start + count // 2
+    ax = float(world[0, start]) + world[0, middle] + world[0, last]
+    ay = float(world[1, start]) + world[1, middle] + world[1, last]
+    az = float(world[2, start]) + world[2, middle] + world[2, last]
+    norm = math.sqrt(ax * ax + ay * ay + az * az)
+    m = 0
+    if norm < 0.5:  # the rays point every way: every box
+        for b in range(boxes.shape[0]):
+            out[m] = b
+            m += 1
+        return m
+    ax /= norm
+    ay /= norm
+    az /= norm
+    # The rays' half angle about that axis, as its cosine and sine.
+    cos_spread = 1.0
+    for i in range(start, start + count):
+        cos_spread = min(cos_spread, world[0, i] * ax + world[1, i] * ay + world[2, i] * az)
+    cos_spread = max(-1.0, cos_spread)
+    sin_spread = math.sqrt(1.0 - cos_spread * cos_spread)
+    for b in range(boxes.shape[0]):
+        cos_box = reach[b, 0]
+        sin_box = reach[b, 1]
+        # Apart by more than the two half angles (whose sum is below pi: both sines, and their
+        # sum's sine, are positive), the cones do not meet.
+        if cos_box > -2 and sin_box * cos_spread + cos_box * sin_spread > 0:
+            apart = ax * boxes[b, B_AX] + ay * boxes[b, B_AY] + az * boxes[b, B_AZ]
+            if apart < cos_box * cos_spread - sin_box * sin_spread:
+                continue
+        out[m] = b
+        m += 1
+    return m
+
+
+@numba.njit(**_JIT)
+def _cone_reach(boxes: np.ndarray) -> np.ndarray:
+    """Per box, the cosine and sine of its bounding cone's half angle plus a margin (the group test's
+    float rounding, many times over); -3 for a box seen from inside, or whose widened cone is all round."""
+    reach = np.empty((boxes.shape[0], 2), dtype=np.float64)
+    for b in range(boxes.shape[0]):
+        cone = float(boxes[b, B_CONE])
+        angle = math.acos(max(-1.0, min(1.0, cone))) + _GROUP_MARGIN_RAD if cone > -2 else math.pi
+        if angle >= math.pi / 2:
+            reach[b, 0] = -3.0
+            reach[b, 1] = 0.0
+        else:
+            reach[b, 0] = math.cos(angle)
+            reach[b, 1] = math.sin(angle)
+    return reach
 
 
 @numba.njit(parallel=True, **_JIT)
@@ -539,6 +615,7 @@ def cast_rays(
     inv = terrain[T_INV_CELL]
     blocks = (n + _BLOCK - 1) // _BLOCK
     threads = max(threads, 1)
+    reach = _cone_reach(boxes)
     for thread in numba.prange(threads):
         # Thread t takes blocks t, t + threads, ...: spread over the whole fan, so that no thread gets
         # all the sky or all the ground; its scratch is made once, not per block.
@@ -550,6 +627,8 @@ def cast_rays(
         hi = np.empty(_BLOCK, dtype=np.float32)
         t_eval = np.empty(_BLOCK, dtype=np.float32)
         live = np.empty(_BLOCK, dtype=np.int32)
+        in_view = np.empty(boxes.shape[0], dtype=np.int32)
+        in_view_count = 0
         for block in range(thread, blocks, threads):
             start = block * _BLOCK
             count = min(n, start + _BLOCK) - start
@@ -575,6 +654,8 @@ def cast_rays(
                 )
             for j in range(count):
                 i = start + j
+                if j % _GROUP == 0:
+                    in_view_count = _boxes_in_view(boxes, reach, world, i, min(_GROUP, count - j), in_view)
                 if height_field:
                     t = ground_t[j] if abs(residual[j]) <= _HIT_TOLERANCE else _INF
                     gx = slope_x[j] * inv
@@ -593,6 +674,8 @@ def cast_rays(
                     gx,
                     gy,
                     boxes,
+                    in_view,
+                    in_view_count,
                     box_surface,
                     box_item,
                     fields,

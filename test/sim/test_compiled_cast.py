@@ -15,9 +15,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from acres_bridge.geo.route import acre_loop
+from acres_sim import cast_kernels as k
 from acres_sim._raycast import RayFan, rotation_matrix, sensor_in_world
 from acres_sim.camera import MAXXUM_CAMERA, POLARIS_CAMERA, Camera, CameraParams, camera_mount
-from acres_sim.compiled_cast import Backend, cast_fan, in_world
+from acres_sim.compiled_cast import Backend, _box_rows, _boxes_in_range, cast_fan, in_world
 from acres_sim.errors import ParamsError
 from acres_sim.kinematics import VehicleState, place
 from acres_sim.lidar import MAXXUM_LIDAR, POLARIS_LIDAR, Lidar, LidarParams, beam_directions
@@ -147,6 +148,47 @@ def test_boxes_around_and_beside_the_sensor_hit_the_same() -> None:
     )
     reference, compiled = both_casts(scene, origin, np.eye(3), fan, max_range_m=120.0, agents=boxes)
     assert_same_hits(reference, compiled)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    window=st.tuples(st.floats(-math.pi, math.pi), st.floats(-1.2, 1.2), st.floats(0.01, 1.5)),
+    boxes=st.lists(
+        st.tuples(st.floats(-60.0, 60.0), st.floats(-60.0, 60.0), st.floats(0.0, 4.0), st.floats(0.05, 6.0)),
+        min_size=1,
+        max_size=6,
+    ),
+)
+def test_groups_of_neighbouring_rays_see_the_same_boxes(
+    window: tuple[float, float, float], boxes: list[tuple[float, float, float, float]]
+) -> None:
+    """A camera-like grid of rays (neighbours in groups, the groups' lists of boxes in view), boxes
+    small and large, near and far, along the groups' edges: the same hits as testing every box."""
+    azimuth, elevation, width = window
+    az, el = np.meshgrid(
+        azimuth + np.linspace(-width, width, 200), elevation + np.linspace(-width, width, 70) / 2
+    )
+    directions = np.stack((np.cos(el) * np.cos(az), np.cos(el) * np.sin(az), np.sin(el)), axis=-1)
+    fan = RayFan(directions.reshape(-1, 3).astype(np.float32))
+    agents = tuple(Box(x=x, y=y, z=z, lx=size, ly=size, lz=size) for x, y, z, size in boxes)
+    reference, compiled = both_casts(
+        flat_scene(), np.array([0.0, 0.0, 1.5]), np.eye(3), fan, max_range_m=120.0, agents=agents
+    )
+    assert_same_hits(reference, compiled)
+
+
+def test_a_group_of_rays_leaves_out_only_the_boxes_behind_it() -> None:
+    """The early-out is taken: rays along +x keep the box ahead and drop the one behind."""
+    ahead = Box(x=30.0, y=0.0, z=1.5, lx=2.0, ly=2.0, lz=2.0)
+    behind = Box(x=-30.0, y=0.0, z=1.5, lx=2.0, ly=2.0, lz=2.0)
+    around = Box(x=0.0, y=0.0, z=1.5, lx=2.0, ly=2.0, lz=2.0)  # the origin inside: always in view
+    rows, radii = _box_rows((ahead, behind, around))
+    boxes, _ = _boxes_in_range(rows, radii, np.array([0.0, 0.0, 1.5]), 100.0)
+    angles = np.linspace(-0.1, 0.1, 64)
+    world = np.ascontiguousarray(np.stack((np.cos(angles), np.sin(angles), np.zeros(64))).astype(np.float32))
+    out = np.empty(3, dtype=np.int32)
+    count = k._boxes_in_view(boxes, k._cone_reach(boxes), world, 0, 64, out)
+    assert sorted(out[:count].tolist()) == [0, 2]
 
 
 def test_the_compiled_caster_refuses_what_the_reference_refuses(acre: Scene) -> None:

@@ -222,8 +222,10 @@ def _height_field_block(
         t_out[j] = t
         live[m] = j
         m += 1
-    # Plain Newton steps, clipped to the bracket.
+    # Plain Newton steps, clipped to the bracket; a ray is done once its residual is within
+    # CONVERGED_M (its next step is its answer).
     for _ in range(_NEWTON):
+        kept = 0
         for q in range(m):
             j = live[q]
             i = start + j
@@ -239,6 +241,10 @@ def _height_field_block(
             f_out[j] = f
             sx_out[j] = slope_x
             sy_out[j] = slope_y
+            if not abs(f) <= _CONVERGED:
+                live[kept] = j
+                kept += 1
+        m = kept
     # Safeguarded steps on the rays that have not converged: t_eval is below the root where the ray
     # was still above the ground.
     slow = 0

@@ -20,8 +20,9 @@ from acres_sim.errors import ParamsError
 
 __all__ = ["FlatGround", "GroundHits", "HeightField"]
 
-# Newton iterations of a height-field ray cast on every ray, then on the rays not yet converged to
-# CONVERGED_M (m); a hit is accepted with a height error (m) up to HIT_TOLERANCE_M.
+# Newton iterations of a height-field ray cast: plain ones, a ray stopping once converged to
+# CONVERGED_M (m), then safeguarded ones on the rays not converged; a hit is accepted with a height
+# error (m) up to HIT_TOLERANCE_M.
 NEWTON_ITERATIONS: Final = 3
 EXTRA_ITERATIONS: Final = 10
 CONVERGED_M: Final = 1e-3
@@ -315,7 +316,8 @@ class HeightField:
 
         Newton on f(t) = z(t) - h(x(t), y(t)), from the tangent plane of the ground below the origin,
         within the bracket where the ray is inside the grid's height range (a rising ray: up to
-        ``reach`` m). First ``NEWTON_ITERATIONS`` plain steps on every ray, clipped to the bracket;
+        ``reach`` m). First up to ``NEWTON_ITERATIONS`` plain steps, clipped to the bracket, a ray
+        stopping once |f| is within ``CONVERGED_M`` (its next step is its answer);
         then, on the rays whose |f| still exceeds ``CONVERGED_M``, up to ``EXTRA_ITERATIONS``
         safeguarded steps (bisection where Newton leaves the bracket). A ray hits where
         |f| <= ``HIT_TOLERANCE_M`` at the end. Exact for rays steeper than the ground; a ray that
@@ -372,31 +374,26 @@ class HeightField:
 
     def _solve(self, rays: Rays, start: _Bracket) -> GroundHits:
         """Newton from ``start`` on rays whose bracket is not empty (see ``intersect``)."""
-        ox, oy, oz, dx, dy, dz = rays.ox, rays.oy, rays.oz, rays.dx, rays.dy, rays.dz
-        lo, hi, t = start.lo, start.hi, start.t
-        # Directions per grid cell, for the slopes _sample returns.
-        inv = np.float32(1.0 / self.cell_m)
-        cx, cy = dx * inv, dy * inv
-        t_eval = f = slope_x = slope_y = t
+        lo, hi = start.lo, start.hi
+        t = start.t.copy()
+        t_eval = t.copy()
+        f = np.full(rays.size, np.inf, dtype=np.float32)
+        slope_x = np.zeros(rays.size, dtype=np.float32)
+        slope_y = np.zeros(rays.size, dtype=np.float32)
+        # The rays still stepping: a ray is done once its residual is within CONVERGED_M.
+        active = np.arange(rays.size)
         for _ in range(NEWTON_ITERATIONS):
-            t_eval = t
-            x = t * dx
-            x += ox
-            y = t * dy
-            y += oy
-            h, slope_x, slope_y = self._sample(x, y)
-            f = t * dz
-            f += oz
-            f -= h
-            # The step f / f'(t), f' = dz - grad . (dx, dy), in place: these arrays are large.
-            np.multiply(slope_x, cx, out=x)
-            np.multiply(slope_y, cy, out=y)
-            x += y
-            np.subtract(dz, x, out=x)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                np.divide(f, x, out=x)
-            t = t - x
-            np.clip(t, lo, hi, out=t)
+            if not active.size:
+                break
+            t_active = t.take(active)
+            step = self._plain_step(rays.take(active), t_active, lo.take(active), hi.take(active))
+            t_eval[active] = t_active
+            t[active] = step.t
+            f[active] = step.f
+            slope_x[active] = step.grad_x
+            slope_y[active] = step.grad_y
+            active = active[~(np.abs(step.f) <= np.float32(CONVERGED_M))]
+        inv = np.float32(1.0 / self.cell_m)
         # f was measured at t_eval; t is the next Newton step, better where the ray has converged.
         converged = np.abs(f) <= np.float32(CONVERGED_M)
         best = np.where(converged, t, t_eval)
@@ -415,6 +412,30 @@ class HeightField:
             slope_y[slow] = again.grad_y
         best = np.where(np.abs(f) <= np.float32(HIT_TOLERANCE_M), best, np.float32(np.inf))
         return GroundHits(t=as_f32(best), grad_x=as_f32(slope_x * inv), grad_y=as_f32(slope_y * inv))
+
+    def _plain_step(self, rays: Rays, t: F32, lo: F32, hi: F32) -> _Newton:
+        """One plain Newton step from ``t``, clipped to [lo, hi]: the next t, and the residual and
+        slopes (per grid cell) measured at ``t``."""
+        ox, oy, oz, dx, dy, dz = rays.ox, rays.oy, rays.oz, rays.dx, rays.dy, rays.dz
+        inv = np.float32(1.0 / self.cell_m)  # directions per grid cell, for the slopes _sample returns
+        x = t * dx
+        x += ox
+        y = t * dy
+        y += oy
+        h, slope_x, slope_y = self._sample(x, y)
+        f = t * dz
+        f += oz
+        f -= h
+        # The step f / f'(t), f' = dz - grad . (dx, dy), in place: these arrays are large.
+        np.multiply(slope_x, dx * inv, out=x)
+        np.multiply(slope_y, dy * inv, out=y)
+        x += y
+        np.subtract(dz, x, out=x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            np.divide(f, x, out=x)
+        x = t - x
+        np.clip(x, lo, hi, out=x)
+        return _Newton(t=x, f=f, grad_x=slope_x, grad_y=slope_y)
 
     def _newton(self, rays: Rays, start: _Bracket, iterations: int) -> _Newton:
         """``iterations`` (>= 1) bracketed Newton steps from ``start``: the best t, and the residual and

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from acres_sim import cast_kernels as k
-from acres_sim import shade_kernels
+from acres_sim import lidar_kernels, shade_kernels
 from acres_sim._raycast import F32, F64, RayFan
 from acres_sim.errors import ParamsError
 from acres_sim.scene import Box, Hits, Scene, check_fan_pose
@@ -226,10 +226,12 @@ def cast_fan(
 
 def warm_up() -> None:
     """Compile the kernels now (or load them from numba's cache on disk), not in a sensor's first frame:
-    the ray cast's and the camera's shading (acres_sim.shade_kernels)."""
+    the ray cast's, the camera's shading (acres_sim.shade_kernels) and the LiDAR's intensity and
+    cloud (acres_sim.lidar_kernels)."""
     from acres_sim.scene import flat_scene  # noqa: PLC0415
 
     shade_kernels.warm_up()
+    lidar_kernels.warm_up()
 
     fan = RayFan(np.array([[0.0, 0.0, -1.0], [1.0, 0.0, 0.0]], dtype=np.float32))
     agent = Box(x=5.0, y=0.0, z=1.0, lx=2.0, ly=2.0, lz=2.0)

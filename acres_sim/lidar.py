@@ -25,7 +25,8 @@ from acres_sim._raycast import BASE_FRAME, F32, RayFan, as_f32, rotation_matrix
 from acres_sim.compiled_cast import Backend
 from acres_sim.errors import ParamsError
 from acres_sim.kinematics import VehicleState
-from acres_sim.scene import Box, Scene, Surface
+from acres_sim.lidar_kernels import beam_intensity, noisy_cloud
+from acres_sim.scene import Box, Hits, Scene, Surface
 from acres_sim.sensor_model import Cast, FrameData, MountedFan
 from acres_sim.vehicles import MountPose
 
@@ -48,6 +49,18 @@ REFLECTIVITY: Final = {
 }
 INTENSITY_HALF_RANGE_M: Final = 40.0  # the range at which the intensity has fallen to half
 INTENSITY_SCALE: Final = 255.0
+
+
+def _reflect_table() -> F32:
+    """255 x reflectivity by surface (0 where nothing was hit), float32 as the intensity takes it."""
+    table = np.zeros(len(Surface), dtype=np.float32)
+    for surface, rho in REFLECTIVITY.items():
+        table[surface] = INTENSITY_SCALE * rho
+    table.setflags(write=False)
+    return table
+
+
+_REFLECT: Final = _reflect_table()
 # The noise of a LiDAR is the child (stream, _NOISE_KEY) of the session's seed: apart from the INS's.
 _NOISE_KEY: Final = 1
 
@@ -177,6 +190,7 @@ class Lidar:
                 raise ParamsError(f"Lidar {name}: expected an integer >= 0, got {value!r}")
         self._params = params
         self._mount = mount
+        self._backend = backend
         directions = beam_directions(params).reshape(-1, 3)
         self._fan: MountedFan[tuple[F32, F32]] = MountedFan(
             RayFan(directions, up=(0.0, 0.0, 1.0), forward=(1.0, 0.0, 0.0)),
@@ -246,30 +260,61 @@ class Lidar:
         """
         (ranges, intensity), _ = self._fan.product(scene, state, tuple(agents), crop)
         p = self._params
-        n = p.points
-        noise = self._rng.standard_normal(n, dtype=np.float32)
+        noise = self._rng.standard_normal(p.points, dtype=np.float32)
+        cloud = np.empty((p.columns, p.rings, 4), dtype=np.float32)
+        if self._backend is Backend.NUMPY:
+            self._cloud_reference(ranges, noise, intensity, cloud.reshape(p.points, 4))
+        else:
+            noisy_cloud(
+                ranges,
+                noise,
+                np.float32(p.range_noise_m),
+                self._fan.fan.directions_t,
+                intensity,
+                np.float32(p.min_range_m),
+                np.float32(p.max_range_m),
+                cloud.reshape(p.points, 4),
+            )
+        return cloud
+
+    def _cloud_reference(self, ranges: F32, noise: F32, intensity: F32, flat: F32) -> None:
+        """The cloud in numpy, into ``flat`` (N, 4): what the compiled one
+        (acres_sim.lidar_kernels.noisy_cloud) is checked against."""
+        p = self._params
         noise *= np.float32(p.range_noise_m)
         r = ranges + noise
         valid = (r >= np.float32(p.min_range_m)) & (r <= np.float32(p.max_range_m))
         r = np.where(valid, r, np.float32(np.nan))
-        cloud = np.empty((p.columns, p.rings, 4), dtype=np.float32)
-        flat = cloud.reshape(n, 4)
         d = self._fan.fan.directions_t
         for k in range(3):
             np.multiply(d[k], r, out=flat[:, k])
         flat[:, 3] = np.where(valid, intensity, np.float32(0.0))
-        return cloud
 
     def _range_and_intensity(self, cast: Cast) -> tuple[F32, F32]:
         """The noiseless range and the intensity of every beam: 255 x reflectivity x cos(incidence)
-        / (1 + (range / 40 m)^2), 0 without a hit."""
+        / (1 + (range / 40 m)^2), 0 without a hit; compiled or the numpy reference (the same)."""
         hits, world = cast.hits, cast.world
+        if self._backend is Backend.NUMPY:
+            return hits.range, self._intensity_reference(hits, world)
+        intensity = np.empty(hits.range.shape[0], dtype=np.float32)
+        beam_intensity(
+            hits.range,
+            hits.surface,
+            np.ascontiguousarray(hits.normal.T),
+            world,
+            _REFLECT,
+            np.float32(INTENSITY_HALF_RANGE_M),
+            intensity,
+        )
+        return hits.range, intensity
+
+    @staticmethod
+    def _intensity_reference(hits: Hits, world: F32) -> F32:
+        """The intensity in numpy: what the compiled one (acres_sim.lidar_kernels.beam_intensity) is
+        checked against."""
         cos_incidence = -(
             hits.normal[:, 0] * world[0] + hits.normal[:, 1] * world[1] + hits.normal[:, 2] * world[2]
         )
-        table = np.zeros(len(Surface), dtype=np.float32)
-        for surface, rho in REFLECTIVITY.items():
-            table[surface] = INTENSITY_SCALE * rho
         r = hits.range / np.float32(INTENSITY_HALF_RANGE_M)
         falloff = np.float32(1.0) / (np.float32(1.0) + r * r)
-        return hits.range, as_f32(table.take(hits.surface) * np.clip(cos_incidence, 0.0, 1.0) * falloff)
+        return as_f32(_REFLECT.take(hits.surface) * np.clip(cos_incidence, 0.0, 1.0) * falloff)

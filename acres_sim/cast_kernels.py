@@ -554,7 +554,8 @@ def _boxes_in_view(
 @numba.njit(**_JIT)
 def _cone_reach(boxes: np.ndarray) -> np.ndarray:
     """Per box, the cosine and sine of its bounding cone's half angle plus a margin (the group test's
-    float rounding, many times over); -3 for a box seen from inside, or whose widened cone is all round."""
+    float rounding, many times over); -3 (in view of every group) for a box seen from inside, or
+    whose widened cone is a hemisphere or wider."""
     reach = np.empty((boxes.shape[0], 2), dtype=np.float64)
     for b in range(boxes.shape[0]):
         cone = float(boxes[b, B_CONE])

@@ -97,5 +97,5 @@ def warm_up() -> None:
     surface = np.zeros(2, dtype=np.uint8)
     beam_intensity(ones, surface, directions, directions, reflect, np.float32(40.0), intensity)
     cloud = np.empty((2, 4), dtype=np.float32)
-    f32 = np.float32
-    noisy_cloud(ones, ones, f32(0.02), directions, intensity, f32(0.5), f32(100.0), cloud)
+    noise_m, min_range, max_range = np.float32(0.02), np.float32(0.5), np.float32(100.0)
+    noisy_cloud(ones, ones, noise_m, directions, intensity, min_range, max_range, cloud)

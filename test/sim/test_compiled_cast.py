@@ -120,15 +120,12 @@ def test_scans_are_the_same_bytes_on_either_caster(
     same pose again: the last cast, fresh noise)."""
     states = route_poses(acre, params, 3, 60.0)
     states.append(states[-1])
-    scans = {
-        backend: [
-            sensor.scan(acre, state, agents=others(acre))
-            for sensor in [Lidar(lidar, params.mount("lidar"), seed=7, stream=2, backend=backend)]
-            for state in states
-        ]
-        for backend in (Backend.NUMPY, Backend.COMPILED)
-    }
-    for reference, compiled in zip(scans[Backend.NUMPY], scans[Backend.COMPILED], strict=True):
+
+    def scans(backend: Backend) -> list[np.ndarray]:
+        sensor = Lidar(lidar, params.mount("lidar"), seed=7, stream=2, backend=backend)
+        return [sensor.scan(acre, state, agents=others(acre)) for state in states]
+
+    for reference, compiled in zip(scans(Backend.NUMPY), scans(Backend.COMPILED), strict=True):
         assert np.isnan(reference).any()  # beams without a return are in the comparison
         assert compiled.tobytes() == reference.tobytes()
 

@@ -52,8 +52,9 @@ __all__ = ["SimulatorLink", "receive_into"]
 
 _log = logging.getLogger("acres_bridge.ingest")
 _RECV_BYTES = 4 * 1024 * 1024
-# How long a lockstep step waits, after its TCP streams are marked, for the CAN barrier of its
-# last step: UDP may lose that datagram, and a lost one must not hold the step until its timeout.
+# How long a lockstep step waits, after its TCP streams are marked and while the CAN transport is
+# quiet (no frames being handed over), for the CAN barrier of its last step: UDP may lose that
+# datagram, and a lost one must not hold the step until its timeout.
 CAN_MARK_WAIT_S = 0.5
 
 
@@ -116,6 +117,11 @@ class SimulatorLink:
         # Per agent, the step of the last CAN barrier whose frames the listener has been handed: the
         # channel's marked_step moves as the barrier is read, before its frames are dispatched.
         self._can_handed: dict[int, int] = {}
+        # Whether the CAN transport is being read and its frames handed to the listener now, and since
+        # when it has not been (monotonic s): a barrier behind those frames in the socket is read only
+        # after them, and is not lost.
+        self._can_busy = False
+        self._can_quiet_since = 0.0
         self._can_marked = threading.Condition()
         self._wake_r, self._wake_w = socket.socketpair()
         self.counters = LinkCounters()
@@ -176,8 +182,9 @@ class SimulatorLink:
     def _wait_can_marks(self, last_step: int, deadline: float) -> None:
         """Wait until every CAN channel that has sent barriers has had the frames up to the barrier of
         `last_step` handed to the listener, so that they are published before the step is
-        acknowledged. A barrier that has not come within CAN_MARK_WAIT_S is taken as lost (counted);
-        one that has come is waited for until `deadline`, however long its frames take to hand over."""
+        acknowledged. A barrier not read once the transport has been quiet (no frames being handed
+        over) for CAN_MARK_WAIT_S is taken as lost (counted); one that has come, or frames read before
+        it and still being handed over, are waited for until `deadline`, however long that takes."""
 
         def handed_over() -> bool:
             handed = self._can_handed
@@ -186,12 +193,19 @@ class SimulatorLink:
         def barriers_read() -> bool:
             return all(c.marked_step < 0 or c.marked_step >= last_step for c in self._can.values())
 
+        answered = time.monotonic()
         with self._can_marked:
-            handed = self._can_marked.wait_for(handed_over, CAN_MARK_WAIT_S)
-            if not handed and barriers_read():  # not lost: the frames are still being handed over
-                handed = self._can_marked.wait_for(handed_over, max(deadline - time.monotonic(), 0.0))
-        if handed:
-            return
+            while not handed_over():
+                if barriers_read() or self._can_busy:
+                    give_up = deadline
+                else:
+                    give_up = min(deadline, max(answered, self._can_quiet_since) + CAN_MARK_WAIT_S)
+                left = give_up - time.monotonic()
+                if left <= 0.0:
+                    break
+                self._can_marked.wait(left)
+            else:
+                return
         self.counters.can_problems["barrier missing"] += 1
         self._warn.warning(
             "can/barrier",
@@ -382,16 +396,23 @@ class SimulatorLink:
         self._warn.warning(f"can/{problem.reason}", problem.message)
 
     def _receive_can(self, channel: CanChannel) -> None:
-        receipt = channel.receive()
-        for problem in receipt.problems:
-            self._can_problem(problem)
-        if receipt.frames:
-            self.counters.can_frames += len(receipt.frames)
-            for frame in receipt.frames:
-                self._listener.on_sample(channel.agent, frame)
-        if receipt.marked_step is not None:
+        with self._can_marked:
+            self._can_busy = True
+        try:
+            receipt = channel.receive()
+            for problem in receipt.problems:
+                self._can_problem(problem)
+            if receipt.frames:
+                self.counters.can_frames += len(receipt.frames)
+                for frame in receipt.frames:
+                    self._listener.on_sample(channel.agent, frame)
+            if receipt.marked_step is not None:
+                with self._can_marked:
+                    self._can_handed[channel.agent] = receipt.marked_step
+        finally:
             with self._can_marked:
-                self._can_handed[channel.agent] = receipt.marked_step
+                self._can_busy = False
+                self._can_quiet_since = time.monotonic()
                 self._can_marked.notify_all()
 
     def _keep_can_open(self) -> float:

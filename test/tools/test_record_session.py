@@ -40,7 +40,7 @@ PROFILES = load_profiles()
 TIMEOUT_S = 30.0
 NS = 1_000_000_000
 STEPS_PER_TICK = (2, 3, 2, 3, 2)  # 12 steps per 5 ticks: 50 Hz on the 120 Hz physics clock
-WARM_UP_TICKS = 10  # ticks before the drive, while DDS matches the recorder to the bridge
+WARM_UP_TICKS = 10  # ticks before the drive, while DDS matches the recorder to the bridge (acknowledged)
 DRIVE_TICKS = 100  # 2 s of simulation time
 COMMANDS = ("/vehicle/enable", "/vehicle/gear/cmd", "/vehicle/steering/cmd", "/vehicle/ulc/cmd")
 REPORTS = (
@@ -122,6 +122,11 @@ def session(
         for name, message in commands(tick):
             publishers[name].publish(message)
             sent[name] += 1
+        if tick == WARM_UP_TICKS - 1:
+            # The writers' side of the match came first; a reliable sample is acknowledged only by
+            # readers that have matched the writer too, so every command after this one is recorded.
+            for publisher in publishers.values():
+                assert publisher.wait_for_all_acked(Duration(seconds=TIMEOUT_S))
         ros.spin_for(0.002)
         ros.step(STEPS_PER_TICK[tick % len(STEPS_PER_TICK)])
         steps += STEPS_PER_TICK[tick % len(STEPS_PER_TICK)]

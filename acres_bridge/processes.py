@@ -18,7 +18,8 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from itertools import islice
-from typing import Self
+from pathlib import Path
+from typing import Self, TextIO
 
 from acres_bridge.errors import ProcessFailedError
 
@@ -104,9 +105,10 @@ def describe_exit(returncode: int) -> str:
 class ChildProcess:
     """A child process whose output (stdout and stderr together) is collected line by line."""
 
-    def __init__(self, name: str, popen: subprocess.Popen[str]) -> None:
+    def __init__(self, name: str, popen: subprocess.Popen[str], *, log: TextIO | None = None) -> None:
         self.name = name
         self.popen = popen
+        self._log = log  # every line is also written here, whole, and the file closed at the end
         self._lines: deque[str] = deque(maxlen=MAX_LINES)
         self._count = 0  # lines read so far, dropped ones included
         self._changed = threading.Condition()
@@ -114,29 +116,52 @@ class ChildProcess:
         self._reader.start()
 
     @classmethod
-    def start(cls, name: str, args: Sequence[str], *, env: Mapping[str, str] | None = None) -> Self:
-        """Start `args` in a session of its own, in `env` (default: localhost_environment())."""
-        popen = subprocess.Popen(
-            list(args),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-            env=localhost_environment() if env is None else dict(env),
-            start_new_session=True,
-        )
-        return cls(name, popen)
+    def start(
+        cls,
+        name: str,
+        args: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        log_path: Path | None = None,
+        cwd: Path | None = None,
+    ) -> Self:
+        """Start `args` in a session of its own, in `env` (default: localhost_environment()); with
+        `log_path`, its whole output also goes to that file (created, or appended to)."""
+        log = None if log_path is None else log_path.open("a", encoding="utf-8")
+        try:
+            popen = subprocess.Popen(
+                list(args),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+                env=localhost_environment() if env is None else dict(env),
+                start_new_session=True,
+                cwd=cwd,
+            )
+        except BaseException:
+            if log is not None:
+                log.close()
+            raise
+        return cls(name, popen, log=log)
 
     def _collect(self) -> None:
         stdout = self.popen.stdout
         assert stdout is not None
-        with stdout:
-            for line in stdout:
-                with self._changed:
-                    self._lines.append(line.rstrip("\n"))
-                    self._count += 1
-                    self._changed.notify_all()
+        try:
+            with stdout:
+                for line in stdout:
+                    if self._log is not None:
+                        self._log.write(line)
+                        self._log.flush()
+                    with self._changed:
+                        self._lines.append(line.rstrip("\n"))
+                        self._count += 1
+                        self._changed.notify_all()
+        finally:
+            if self._log is not None:
+                self._log.close()
 
     @property
     def pid(self) -> int:
@@ -200,17 +225,39 @@ class ChildProcess:
             fresh = min(self._count - checked, len(self._lines))
             return any(text in line for line in islice(reversed(self._lines), fresh)), self._count
 
-    def stop(self, timeout_s: float = STOP_TIMEOUT_S, *, report: Callable[[str], None] | None = None) -> int:
+    def stop(
+        self,
+        timeout_s: float = STOP_TIMEOUT_S,
+        *,
+        report: Callable[[str], None] | None = None,
+        group: bool = False,
+    ) -> int:
         """SIGINT, then SIGKILL if the process has not ended within timeout_s (said to `report` first);
-        the exit status, negative for the signal that ended it."""
+        the exit status, negative for the signal that ended it.
+
+        With `group`, the signals go to the child's whole process group, as a Ctrl-C at a terminal
+        does (a `ros2 launch` and the nodes it started), and whatever of the group outlives the
+        child is killed: nothing it started is left behind."""
         if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGINT)
+            self._signal(signal.SIGINT, group)
             try:
                 self.popen.wait(timeout_s)
             except subprocess.TimeoutExpired:
                 if report is not None:
                     report(f"{self.name} ignored SIGINT for {timeout_s:g} s; killing it")
-                self.popen.kill()
+                self._signal(signal.SIGKILL, group)
                 self.popen.wait(timeout_s)
+        if group:
+            self._signal(signal.SIGKILL, True)
         self._reader.join(_DRAIN_TIMEOUT_S)
         return self.popen.returncode
+
+    def _signal(self, signum: signal.Signals, group: bool) -> None:
+        """Send `signum` to the child, or to its process group (its session, started for it)."""
+        try:
+            if group:
+                os.killpg(self.popen.pid, signum)
+            else:
+                self.popen.send_signal(signum)
+        except ProcessLookupError:
+            pass

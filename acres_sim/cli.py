@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import math
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -30,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
+from acres_bridge.geo.georef import ACRE_GEOREFERENCE
 from acres_bridge.wire.vocabulary import Source, Vehicle
 from acres_sim.compiled_cast import Backend, warm_up
 from acres_sim.errors import AcresSimError
@@ -37,12 +39,54 @@ from acres_sim.pacing import REPORT_INTERVAL_S
 from acres_sim.scene import Scene, acre_scene, flat_scene
 from acres_sim.server import SimServer, StepObserver
 from acres_sim.world import DEFAULT_MAP, AgentSpec, World
+from acres_sim.world_types import Pose2D
 
 SCENES: dict[str, Callable[[], Scene]] = {"acre": acre_scene, "flat": flat_scene}
 _log = logging.getLogger("acres_sim")
 MAX_AGENT_PORTS = 32  # room that --agent-ports leaves above its base: 16 agents
 
-__all__ = ["main", "parse_agent"]
+__all__ = ["StartPose", "main", "parse_agent", "parse_start"]
+
+
+@dataclasses.dataclass(frozen=True)
+class StartPose:
+    """A start pose from the command line: the agent it is for (None: the first) and its pose."""
+
+    agent: str | None
+    pose: Pose2D
+
+
+def parse_start(text: str, *, utm: bool = False) -> StartPose:
+    """'[NAME=]X,Y,YAW_DEG' -> a StartPose: tile x, y in m (or, with `utm`, easting and northing in
+    the tile's UTM zone) and the yaw in degrees counter-clockwise from grid east."""
+    name, sep, values = text.rpartition("=")
+    parts = values.split(",")
+    what = "E,N,YAW_DEG" if utm else "X,Y,YAW_DEG"
+    try:
+        x, y, yaw_deg = (float(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected [NAME=]{what}, found {text!r}") from None
+    if not all(math.isfinite(v) for v in (x, y, yaw_deg)) or (sep and not name):
+        raise argparse.ArgumentTypeError(f"expected [NAME=]{what} with finite numbers, found {text!r}")
+    if utm:
+        x, y, _ = ACRE_GEOREFERENCE.utm_to_world(x, y, 0.0)
+    return StartPose(name if sep else None, Pose2D(x=x, y=y, yaw=math.radians(yaw_deg)))
+
+
+def _with_starts(agents: Sequence[AgentSpec], starts: Sequence[StartPose]) -> list[AgentSpec]:
+    """The agents with the start poses of the command line; ArgumentTypeError for an agent that the
+    session does not have."""
+    placed = list(agents)
+    names = [a.name for a in agents]
+    for start in starts:
+        name = names[0] if start.agent is None else start.agent
+        if name not in names:
+            raise argparse.ArgumentTypeError(
+                f"--start for {name!r}: the session's agents are {', '.join(names)}"
+            )
+        index = names.index(name)
+        placed[index] = dataclasses.replace(placed[index], start=start.pose)
+    return placed
 
 
 def parse_agent(text: str) -> AgentSpec:
@@ -108,6 +152,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         metavar="NAME:VEHICLE",
         help="an agent of the session, agent 0 first (repeat; overrides --vehicle)",
+    )
+    parser.add_argument(
+        "--start",
+        type=parse_start,
+        action="append",
+        default=[],
+        metavar="[NAME=]X,Y,YAW_DEG",
+        help="an agent's start pose on the tile (world x, y in m, yaw in degrees from east), "
+        "before the first step (repeat per agent; without NAME the first agent)",
+    )
+    parser.add_argument(
+        "--start-utm",
+        type=lambda text: parse_start(text, utm=True),
+        action="append",
+        default=[],
+        metavar="[NAME=]E,N,YAW_DEG",
+        help="as --start, in UTM easting and northing of the tile's zone",
     )
     parser.add_argument("--seed", type=int, default=42, help="seed of the sensor noise (default 42)")
     parser.add_argument("--lockstep", action="store_true", help="advance only on step requests")
@@ -187,6 +248,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=args.log_level, format="acres_sim %(levelname)s: %(message)s")
     _check_args(parser, args)
     agents = args.agent or [AgentSpec(name=args.vehicle, vehicle=Vehicle(args.vehicle))]
+    try:
+        agents = _with_starts(agents, [*args.start, *args.start_utm])
+    except argparse.ArgumentTypeError as error:
+        parser.error(str(error))
     if args.autopilot:
         agents = [
             dataclasses.replace(a, autopilot=True) if a.vehicle == Vehicle.POLARIS else a for a in agents

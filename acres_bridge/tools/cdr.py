@@ -5,7 +5,8 @@
 * ``cdr_layout``: which bytes of a message are alignment padding, walked from the message's field
   layout (rosbags' typesys form, parsed from the .msg definition) and the lengths in the bytes.
   Fast CDR does not zero its padding, so two serialisations of one message may differ only there;
-  ``first_difference`` compares two serialisations with those bytes masked.
+  ``first_difference`` compares two serialisations with those bytes masked, and ``zero_padding``
+  sets them to 0, so that one message always has the same bytes (a reproducible recording).
 
 Alignment is counted from the end of the 4-byte encapsulation header; each primitive aligns to its
 own size; a string or a sequence is a uint32 count, then its elements; an empty sequence adds no
@@ -31,6 +32,7 @@ __all__ = [
     "first_difference",
     "header_frame",
     "header_stamp_ns",
+    "zero_padding",
 ]
 
 ENCAPSULATION_SIZE = 4
@@ -199,3 +201,12 @@ def first_difference(original: bytes, again: bytes, layout: CdrLayout, again_lay
     if found.size:
         return int(found[0])
     return None if layout.end == again_layout.end else end
+
+
+def zero_padding(data: bytes, type_name: str, types: Typesdict) -> bytes:
+    """The serialised message with its alignment padding (and whatever follows its last field) set
+    to 0: the bytes of a message then depend on its values alone. CdrError as cdr_layout."""
+    layout = cdr_layout(data, type_name, types)
+    cleared = np.frombuffer(data, dtype=np.uint8).copy()
+    cleared[layout.padding] = 0
+    return cleared.tobytes()

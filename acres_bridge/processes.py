@@ -43,6 +43,7 @@ TAIL_LINES = 30  # lines of output an error about a child shows
 MAX_LINES = 10_000  # lines of output kept per child; older ones are dropped
 _DRAIN_TIMEOUT_S = 1.0  # wait for the output of an ended child to be read to its end
 _POLL_S = 0.05
+_STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
 
 
 def free_port() -> int:
@@ -128,6 +129,9 @@ class ChildProcess:
         """Start `args` in a session of its own, in `env` (default: localhost_environment()); with
         `log_path`, its whole output also goes to that file (created, or appended to)."""
         log = None if log_path is None else log_path.open("a", encoding="utf-8")
+        # A child inherits the signal mask of the thread that starts it: one started from a thread
+        # that blocks SIGINT (a Ray worker's) would never answer a stop.
+        mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
         try:
             popen = subprocess.Popen(
                 list(args),
@@ -144,6 +148,8 @@ class ChildProcess:
             if log is not None:
                 log.close()
             raise
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         return cls(name, popen, log=log)
 
     def _collect(self) -> None:

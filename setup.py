@@ -50,6 +50,7 @@ setup(
             "acres_record = acres_bridge.tools.record:main",
             "check_topic_parity = acres_bridge.tools.check_topic_parity:main",
             "check_msg_defs = acres_bridge.tools.check_msg_defs:main",
+            "acres_scenario = acres_bridge.scenario.cli:main",
         ],
         # Node classes that the component container loads by name.
         "acres_bridge.components": [

@@ -1,0 +1,421 @@
+"""One episode: its own session (simulator, bridge, stack in a DDS domain of their own), stepped to
+its end, judged, and written to its folder.
+
+    result = run_episode(episode, Path("runs/today"), scenario_dir=Path("examples/scenarios"))
+
+The folder (``<run>/<scenario>/<variant>``) gets:
+
+    episode_log.mcap    the simulator's episode log
+    recording.mcap      a rosbag2 MCAP of the topics the criteria read (or all, or none)
+    simulator.log, bridge.log, stack.log
+    metrics.json        each criterion's value, the simulated time, the messages read per topic
+    verdict.json        PASS / FAIL with each failed criterion / ERROR with the cause
+
+In lockstep the runner steps the session ``steps_per_request`` at a time through SteppingClient,
+so every message of every step is read and a recording's log times are simulation times: the same
+episode gives the same files. In real time the simulator runs freely and the runner reads as a
+subscriber does. Every process of the episode is ended at its end, whatever happened.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Final
+
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import HistoryPolicy
+from rclpy.serialization import serialize_message
+from rosbags.interfaces.typing import Typesdict
+
+from acres_bridge.errors import AcresBridgeError, ProcessFailedError
+from acres_bridge.lockstep.batch import message_stamp_ns
+from acres_bridge.msg_profiles import Direction, MsgProfiles, RateKind, TopicSpec, load_profiles
+from acres_bridge.names import resolve_name
+from acres_bridge.scenario.criteria import CriterionResult, Judge, make_judges
+from acres_bridge.scenario.errors import ScenarioFileError
+from acres_bridge.scenario.results import EpisodeResult, Verdict
+from acres_bridge.scenario.schema import Scenario
+from acres_bridge.scenario.stack import stack_command
+from acres_bridge.scenario.sweep import Episode
+from acres_bridge.session import AgentConfig, IsolatedSession, SessionConfig, StartPose
+from acres_bridge.tools.bag import BagWriter
+from acres_bridge.tools.cdr import zero_padding
+from acres_bridge.tools.msgdef import definition_text, parse_definition
+from acres_bridge.tools.qos import qos_from_rclpy
+
+__all__ = [
+    "PHYSICS_HZ",
+    "episode_topics",
+    "run_episode",
+    "session_config",
+    "wall_clock_limit_s",
+]
+
+PHYSICS_HZ: Final = 120
+START_ALLOWANCE_S: Final = 120.0  # the processes' start, on a busy machine
+WALL_PER_SIM_S: Final = 10.0  # an episode may run 10 times slower than real time before it counts as hung
+STACK_READY_S: Final = 30.0  # how long the runner waits for the stack's first command publisher
+PERCEPTION: Final = frozenset({"lidar/points", "camera/image_raw", "camera/camera_info"})
+_NS_PER_S: Final = 1_000_000_000
+_SUBSCRIBER_DEPTH: Final = 1000
+_log = logging.getLogger("acres_scenario")
+
+
+def wall_clock_limit_s(scenario: Scenario) -> float:
+    """The wall-clock time an episode may take before it is ended as hung: ``timeout_s`` when the
+    scenario gives one, else START_ALLOWANCE_S + WALL_PER_SIM_S x its simulated duration."""
+    if scenario.timeout_s is not None:
+        return scenario.timeout_s
+    return START_ALLOWANCE_S + WALL_PER_SIM_S * scenario.duration_s
+
+
+def session_config(scenario: Scenario) -> SessionConfig:
+    """The isolated session an episode of `scenario` runs in."""
+    spec = scenario.session
+
+    def start(pose: Any) -> StartPose | None:
+        return None if pose is None else StartPose(x=pose.x, y=pose.y, yaw_deg=pose.yaw_deg, frame=pose.frame)
+
+    if spec.agents is not None:
+        agents = tuple(AgentConfig(name=a.name, vehicle=a.vehicle, start=start(a.start)) for a in spec.agents)
+        if spec.start is not None:
+            agents = (
+                AgentConfig(name=agents[0].name, vehicle=agents[0].vehicle, start=start(spec.start)),
+                *agents[1:],
+            )
+    else:
+        vehicle = spec.first_vehicle
+        agents = (AgentConfig(name=vehicle, vehicle=vehicle, start=start(spec.start)),)
+    return SessionConfig(
+        agents=agents,
+        scene=spec.scene,
+        map=spec.map,
+        seed=spec.seed,
+        start_utc=spec.start_utc,
+        core=spec.core,
+        perception=spec.perception,
+        lockstep=scenario.stepping.mode == "lockstep",
+        autopilot=scenario.stack.builtin == "autopilot",
+    )
+
+
+def _table_topic(profiles: MsgProfiles, vehicle: str, name: str) -> TopicSpec:
+    """The row of `vehicle`'s table named `name` (with or without the leading '/')."""
+    for spec in profiles.table(vehicle):
+        if spec.name.lstrip("/") == name.lstrip("/"):
+            return spec
+    raise ScenarioFileError(
+        f"topic {name!r} is not a topic of the {vehicle} (acres_topics --vehicle {vehicle} lists them)"
+    )
+
+
+def episode_topics(
+    scenario: Scenario, profiles: MsgProfiles | None = None
+) -> tuple[list[TopicSpec], list[TopicSpec]]:
+    """(published, commands): the rows of agent 0's table the episode reads. Published rows are the
+    criteria's plus, with ``record: all``, every periodic topic the bridge publishes (the sensors'
+    only with perception on); commands are the stack's topics a criterion counts."""
+    table = profiles or load_profiles()
+    vehicle = scenario.session.first_vehicle
+    names: list[str] = []
+    for judge in make_judges(scenario.criteria, vehicle):
+        names += [n for n in judge.topics if n not in names]
+    rows = [_table_topic(table, vehicle, name) for name in names]
+    if scenario.record.topics == "all":
+        for spec in table.table(vehicle):
+            wanted = spec.direction is Direction.PUBLISH and spec.rate_kind is RateKind.PERIODIC
+            if wanted and (scenario.session.perception or spec.name.lstrip("/") not in PERCEPTION):
+                rows += [spec] if spec not in rows else []
+    published = [s for s in rows if s.direction is Direction.PUBLISH]
+    commands = [s for s in rows if s.direction is Direction.SUBSCRIBE]
+    return published, commands
+
+
+@dataclass
+class _Reader:
+    """Hands each message to the judges that read its topic and to the recording. A recorded
+    message's padding is zeroed (Fast CDR leaves it as it finds it), so its bytes are its values'."""
+
+    judges: Sequence[Judge]
+    names: dict[str, str]  # resolved topic -> the table's name, as the judges know it
+    bag: BagWriter | None
+    counts: dict[str, int] = field(default_factory=dict)
+    _layouts: dict[str, tuple[str, Typesdict]] = field(default_factory=dict)
+
+    def read(self, topic: str, message: Any, time_ns: int) -> None:
+        name = self.names[topic]
+        self.counts[name] = self.counts.get(name, 0) + 1
+        time_s = time_ns / _NS_PER_S
+        for judge in self.judges:
+            if name in judge.topics:
+                judge.observe(name, message, time_s)
+        if self.bag is not None and topic in self.bag.topics:
+            layout = self._layouts.get(topic)
+            if layout is None:
+                type_name = self.bag.topics[topic].type_name
+                layout = self._layouts[topic] = (
+                    type_name,
+                    parse_definition(definition_text(type_name), type_name),
+                )
+            data = zero_padding(serialize_message(message), *layout)
+            self.bag.write(topic, data, log_time_ns=time_ns, publish_time_ns=message_stamp_ns(message))
+
+
+def run_episode(
+    episode: Episode,
+    run_dir: Path,
+    *,
+    scenario_dir: Path,
+    on_started: Callable[[IsolatedSession], None] | None = None,
+) -> EpisodeResult:
+    """Run one episode to its verdict; never raises for what happens inside the episode (that is an
+    ERROR result). `on_started` is called once the session's processes run (the sweep notes them)."""
+    scenario = episode.scenario
+    folder = run_dir / episode.folder
+    shutil.rmtree(folder, ignore_errors=True)  # an episode run again starts from nothing
+    folder.mkdir(parents=True)
+    started = time.monotonic()
+    deadline = started + wall_clock_limit_s(scenario)
+    judges: list[Judge] = []
+    metrics: dict[str, Any] = {}
+    error: str | None = None
+    session = IsolatedSession(session_config(scenario), folder)
+    try:
+        session.start()
+        if on_started is not None:
+            on_started(session)
+        judges, metrics = _drive(episode, session, folder, scenario_dir, deadline)
+    except (AcresBridgeError, TimeoutError) as failure:
+        error = _cause(failure, session)
+    finally:
+        session.close()
+    wall_s = round(time.monotonic() - started, 3)
+    results: list[CriterionResult] = (
+        [] if error is not None else [j.finish(metrics["sim_time_s"]) for j in judges]
+    )
+    if error is not None:
+        verdict = Verdict.ERROR
+    else:
+        verdict = Verdict.PASS if all(r.passed for r in results) else Verdict.FAIL
+    result = EpisodeResult(
+        episode=episode.name,
+        scenario=scenario.name,
+        verdict=verdict,
+        criteria=tuple(r.as_dict() for r in results),
+        metrics={**metrics, "criteria": {r.name: r.value for r in results}},
+        error=error,
+        folder=str(folder),
+        wall_s=wall_s,
+    )
+    _write_json(folder / "metrics.json", result.metrics)
+    _write_json(folder / "verdict.json", {"verdict": str(verdict), "failed": result.failed, "error": error})
+    return result
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _cause(failure: BaseException, session: IsolatedSession) -> str:
+    """The cause of an ERROR: the process that ended (its exit and last output) where one did,
+    else the failure itself with the tails of the processes that still ran."""
+    for process in reversed(session.processes):  # the stack first: it is the likeliest culprit
+        try:
+            process.check_alive()
+        except ProcessFailedError as ended:
+            return str(ended)
+    if isinstance(failure, ProcessFailedError):
+        return str(failure)
+    tails = "".join(
+        f"\n--- last lines of {p.name}.log ---\n" + "\n".join(p.tail(10)) for p in session.processes
+    )
+    return f"{failure}{tails}"
+
+
+def _drive(
+    episode: Episode, session: IsolatedSession, folder: Path, scenario_dir: Path, deadline: float
+) -> tuple[list[Judge], dict[str, Any]]:
+    """Start the stack, run the episode's simulated time, read everything; (judges, metrics)."""
+    scenario = episode.scenario
+    vehicle = scenario.session.first_vehicle
+    judges = make_judges(scenario.criteria, vehicle)
+    published, commands = episode_topics(scenario)
+    names = {resolve_name(s.ros_name, ""): s.name for s in (*published, *commands)}
+    command = stack_command(scenario.stack, scenario_dir)
+    if command is not None:
+        session.start_process("stack", command, cwd=scenario_dir)
+    bag = None
+    if scenario.record.topics != "none" and published:
+        bag = BagWriter(folder / "recording.mcap")
+        for spec in published:
+            assert spec.qos is not None
+            bag.add_topic(
+                resolve_name(spec.ros_name, ""),
+                spec.type_name,
+                offered_qos=[qos_from_rclpy(spec.qos.to_rclpy())],
+            )
+    reader = _Reader(judges, names, bag)
+    try:
+        if command is not None:
+            _wait_for_stack(session, vehicle, deadline)
+        if scenario.stepping.mode == "lockstep":
+            sim_s = _lockstep(scenario, session, published, reader, deadline, has_stack=command is not None)
+        else:
+            sim_s = _realtime(scenario, session, published, commands, reader, deadline=deadline)
+        session.check_alive()
+    finally:
+        if bag is not None:
+            bag.close()
+    metrics = {
+        "sim_time_s": sim_s,
+        "steps": round(sim_s * PHYSICS_HZ),
+        "messages": dict(sorted(reader.counts.items())),
+    }
+    return judges, metrics
+
+
+def _check_deadline(scenario: Scenario, deadline: float) -> float:
+    """The wall-clock time left; TimeoutError when none is."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        limit = wall_clock_limit_s(scenario)
+        raise TimeoutError(
+            f"the episode did not end within its wall-clock limit of {limit:g} s: hung, or slow"
+        )
+    return remaining
+
+
+def _wait_for_stack(session: IsolatedSession, vehicle: str, deadline: float) -> None:
+    """Until the stack publishes one of the vehicle's command topics (the bridge only subscribes
+    to them), so that simulated time does not run ahead of a stack still starting; at most
+    STACK_READY_S, after which a stack that commands nothing yet is let be."""
+    node = session.node
+    topics = [
+        resolve_name(s.ros_name, "")
+        for s in load_profiles().table(vehicle)
+        if s.direction is Direction.SUBSCRIBE
+    ]
+    until = min(deadline, time.monotonic() + STACK_READY_S)
+    while time.monotonic() < until:
+        session.check_alive()
+        if any(node.count_publishers(topic) > 0 for topic in topics):
+            return
+        time.sleep(0.1)
+    _log.info("the stack published none of the %s's command topics within %g s", vehicle, STACK_READY_S)
+
+
+def _command_subscriptions(
+    session: IsolatedSession, commands: Sequence[TopicSpec], on: Callable[[str, Any], None]
+) -> None:
+    """Subscriptions to the stack's command topics a criterion counts, with the bridge's QoS."""
+    for spec in commands:
+        assert spec.qos is not None
+        qos = spec.qos.to_rclpy()
+        qos.history, qos.depth = HistoryPolicy.KEEP_LAST, _SUBSCRIBER_DEPTH
+        topic = resolve_name(spec.ros_name, "")
+        session.node.create_subscription(spec.message_class(), topic, partial(on, topic), qos)
+
+
+def _lockstep(
+    scenario: Scenario,
+    session: IsolatedSession,
+    published: Sequence[TopicSpec],
+    reader: _Reader,
+    deadline: float,
+    *,
+    has_stack: bool,
+) -> float:
+    """Step the whole duration, reading every message of every step; the simulated time run, s."""
+    stepping = scenario.stepping
+    total = round(scenario.duration_s * PHYSICS_HZ)
+    now_ns = 0
+    arrived: list[tuple[str, Any]] = []
+    sent = 0  # commands of the stack seen so far, on any command topic of the vehicle
+
+    def on_command(topic: str, message: Any) -> None:
+        nonlocal sent
+        sent += 1
+        if topic in reader.names:
+            arrived.append((topic, message))
+
+    table = load_profiles().table(scenario.session.first_vehicle)
+    _command_subscriptions(session, [s for s in table if s.direction is Direction.SUBSCRIBE], on_command)
+    watched = [s.name for s in published] or ["/clock"]
+    reader.names.setdefault("/clock", "/clock")
+    executor = SingleThreadedExecutor(context=session.node.context)
+    client = session.stepping_client(
+        watched, chunk_steps=min(stepping.steps_per_request, 30), executor=executor
+    )
+    wait_for_stack = has_stack and stepping.wait_for_stack
+    done = 0
+    while done < total:
+        remaining = _check_deadline(scenario, deadline)
+        session.check_alive()
+        client.timeout_s = min(60.0, remaining)
+        before = sent
+        batch = client.step(min(stepping.steps_per_request, total - done))
+        if wait_for_stack:
+            until = min(deadline, time.monotonic() + stepping.stack_reply_s)
+            while sent == before and time.monotonic() < until:
+                executor.spin_once(timeout_sec=0.01)
+        for step in batch.steps:
+            now_ns = step.step * _NS_PER_S // PHYSICS_HZ
+            for topic, messages in step.messages.items():
+                for message in messages:
+                    reader.read(topic, message, now_ns)
+        for topic, message in arrived:
+            reader.read(topic, message, now_ns)
+        arrived.clear()
+        done += len(batch.steps)
+    return done / PHYSICS_HZ
+
+
+def _realtime(
+    scenario: Scenario,
+    session: IsolatedSession,
+    published: Sequence[TopicSpec],
+    commands: Sequence[TopicSpec],
+    reader: _Reader,
+    *,
+    deadline: float,
+) -> float:
+    """Read as a subscriber while the simulator runs freely, until /clock passes the duration."""
+    node = session.node
+    clock_ns = 0
+    end_ns = round(scenario.duration_s * _NS_PER_S)
+
+    def on_message(topic: str, message: Any) -> None:
+        nonlocal clock_ns
+        if topic == "/clock":
+            clock_ns = message_stamp_ns(message) or clock_ns
+        if topic in reader.names and clock_ns <= end_ns:
+            reader.read(topic, message, clock_ns)
+
+    profiles = load_profiles()
+    clock = _table_topic(profiles, scenario.session.first_vehicle, "/clock")
+    for spec in published if any(s.name == "/clock" for s in published) else (*published, clock):
+        assert spec.qos is not None
+        qos = spec.qos.to_rclpy()
+        qos.history, qos.depth = HistoryPolicy.KEEP_LAST, _SUBSCRIBER_DEPTH
+        topic = resolve_name(spec.ros_name, "")
+        node.create_subscription(spec.message_class(), topic, partial(on_message, topic), qos)
+    _command_subscriptions(session, commands, on_message)
+    executor = SingleThreadedExecutor(context=node.context)
+    executor.add_node(node)
+    try:
+        while clock_ns < end_ns:
+            _check_deadline(scenario, deadline)
+            session.check_alive()
+            executor.spin_once(timeout_sec=0.05)
+    finally:
+        executor.remove_node(node)
+        executor.shutdown()
+    return math.floor(clock_ns * PHYSICS_HZ / _NS_PER_S) / PHYSICS_HZ

@@ -1,0 +1,222 @@
+"""A sweep on Ray: each episode a Ray task, results streamed back as they finish.
+
+Local by default (``ray.init`` on this machine, on loopback, with nothing to start first), or an
+existing cluster (``address``). Each result is appended to the run's table the moment it arrives
+(acres_bridge.scenario.results), so an interrupted sweep loses nothing and ``resume`` runs only
+what is missing. An episode that crashes or hangs is an ERROR and the others go on; a task that
+outlives its episode's wall-clock limit (a worker that does not answer) is cancelled and its
+processes ended. A stop (SIGINT, SIGTERM) ends every process of every episode of the run, and
+leaves the episodes that had not finished without a result.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any, Final
+
+from acres_bridge.scenario.episode import run_episode, wall_clock_limit_s
+from acres_bridge.scenario.reaper import end_run_processes
+from acres_bridge.scenario.results import RESULTS_FILE, EpisodeResult, Verdict, append_result, read_results
+from acres_bridge.scenario.sweep import Episode
+
+__all__ = ["LOOPBACK", "SweepOptions", "SweepOutcome", "run_sweep"]
+
+LOOPBACK: Final = "127.0.0.1"  # Ray's node address: it never probes an outside one
+WORKER_GRACE_S: Final = 60.0  # past an episode's own limit, before its task is cancelled
+_WAIT_S: Final = 0.2
+_CHECK_S: Final = 2.0  # how often the running tasks are checked against their limits
+_FENCE: Final = {"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+_LOOPBACK_SWITCH: Final = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+ResultCallback = Callable[[EpisodeResult, int, int], None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepOptions:
+    """How a sweep runs: where its results go, on which Ray, with how much of it per episode."""
+
+    output: Path
+    scenario_dir: Path
+    address: str | None = None  # an existing cluster; None: a local Ray of `cpus` CPUs
+    cpus: int | None = None  # the local Ray's CPUs (default: this machine's)
+    cpus_per_episode: float = 1.0
+    resume: bool = False
+
+
+@dataclass
+class SweepOutcome:
+    """The results of the sweep's episodes (those run now and, with resume, those found), in the
+    sweep's order, and whether it was stopped before the end."""
+
+    results: list[EpisodeResult] = field(default_factory=list)
+    interrupted: bool = False
+
+
+def _episode_task(episode: Episode, run_dir: str, scenario_dir: str) -> dict[str, Any]:
+    """The body of a Ray task: one episode in this worker, fenced as the bridge's processes are."""
+    os.environ.update(_FENCE)
+    os.environ.pop("ROS_STATIC_PEERS", None)
+    result = run_episode(episode, Path(run_dir), scenario_dir=Path(scenario_dir))
+    return result.as_dict()
+
+
+def _ray_init(ray: Any, options: SweepOptions) -> None:
+    if options.address is not None:
+        ray.init(address=options.address, log_to_driver=False, runtime_env={"env_vars": dict(_FENCE)})
+        return
+    ray.init(
+        num_cpus=options.cpus or os.cpu_count() or 1,
+        include_dashboard=False,
+        _node_ip_address=LOOPBACK,
+        log_to_driver=False,
+        runtime_env={"env_vars": dict(_FENCE)},
+    )
+
+
+def run_sweep(
+    episodes: Sequence[Episode],
+    options: SweepOptions,
+    *,
+    on_result: ResultCallback | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> SweepOutcome:
+    """Run `episodes` on Ray; `on_start(pending)` once they are submitted, `on_result(result,
+    done, total)` as each finishes. SIGINT or SIGTERM stop it (the outcome says so)."""
+    if options.address is None:
+        # A local Ray then takes loopback as this node's address as it is, without first looking up
+        # the route to a public address (read when Ray is imported).
+        os.environ.setdefault(_LOOPBACK_SWITCH, "0")
+    import ray  # noqa: PLC0415 (Ray's import takes a second: only sweeps pay it)
+
+    run_dir = options.output.resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    found = read_results(run_dir) if options.resume else {}
+    if not options.resume:
+        (run_dir / RESULTS_FILE).unlink(missing_ok=True)
+    todo = [e for e in episodes if e.name not in found]
+    sweep = _Sweep(ray, run_dir, options, on_result, done_before=len(episodes) - len(todo))
+    previous = {s: signal.signal(s, sweep.on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        if todo:
+            _ray_init(ray, options)
+            sweep.submit(todo)
+            if on_start is not None:
+                on_start(len(todo))
+            sweep.collect()
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        end_run_processes(run_dir)  # whatever a cancelled task's episode had left
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    by_name = {**found, **{r.episode: r for r in sweep.outcome.results}}
+    sweep.outcome.results = [by_name[e.name] for e in episodes if e.name in by_name]
+    return sweep.outcome
+
+
+class _Sweep:
+    """The running sweep: its pending tasks, the results taken so far, and the stop request."""
+
+    def __init__(
+        self,
+        ray: Any,
+        run_dir: Path,
+        options: SweepOptions,
+        on_result: ResultCallback | None,
+        *,
+        done_before: int,
+    ) -> None:
+        self.ray = ray
+        self.run_dir = run_dir
+        self.options = options
+        self.on_result = on_result
+        self.done_before = done_before
+        self.total = done_before
+        self.outcome = SweepOutcome()
+        self.stop = threading.Event()
+        self.pending: dict[Any, Episode] = {}
+        self.started: dict[Any, float] = {}  # monotonic time each running episode was first seen started
+        self.submitted = time.time()
+
+    def on_signal(self, _number: int, _frame: FrameType | None) -> None:
+        self.stop.set()
+
+    def submit(self, todo: Sequence[Episode]) -> None:
+        task = self.ray.remote(num_cpus=self.options.cpus_per_episode, max_retries=0)(_episode_task)
+        scenario_dir = str(self.options.scenario_dir.resolve())
+        for episode in todo:
+            self.pending[task.remote(episode, str(self.run_dir), scenario_dir)] = episode
+        self.total += len(todo)
+        self.submitted = time.time()
+
+    def collect(self) -> None:
+        """Take the results as they come until all are in, or end everything at a stop."""
+        next_check = 0.0
+        while self.pending:
+            if self.stop.is_set():
+                self.outcome.interrupted = True
+                end_run_processes(self.run_dir, grace_s=1.0)
+                for ref in self.pending:
+                    self.ray.cancel(ref, force=True)
+                return
+            ready, _ = self.ray.wait(list(self.pending), num_returns=1, timeout=_WAIT_S)
+            for ref in ready:
+                episode = self.pending.pop(ref)
+                try:
+                    result = EpisodeResult.from_dict(self.ray.get(ref))
+                except Exception as error:  # a worker that died: an ERROR, and the others go on
+                    result = self._worker_error(
+                        episode, f"its Ray task failed: {type(error).__name__}: {error}"
+                    )
+                self._take(result)
+            now = time.monotonic()
+            if now >= next_check:
+                next_check = now + _CHECK_S
+                self._cancel_overdue(now)
+
+    def _cancel_overdue(self, now: float) -> None:
+        """Cancel each task that has run longer than its episode's wall-clock limit and a grace."""
+        for ref, episode in list(self.pending.items()):
+            if ref not in self.started and _has_started(self.run_dir / episode.folder, self.submitted):
+                self.started[ref] = now
+            if (
+                ref in self.started
+                and now - self.started[ref] > wall_clock_limit_s(episode.scenario) + WORKER_GRACE_S
+            ):
+                self.ray.cancel(ref, force=True)
+                del self.pending[ref]
+                self._take(
+                    self._worker_error(episode, "its Ray task outlived its wall-clock limit; cancelled")
+                )
+
+    def _take(self, result: EpisodeResult) -> None:
+        append_result(self.run_dir, result)
+        self.outcome.results.append(result)
+        if self.on_result is not None:
+            self.on_result(result, self.done_before + len(self.outcome.results), self.total)
+
+    def _worker_error(self, episode: Episode, why: str) -> EpisodeResult:
+        """The ERROR of an episode whose worker gave no result; its processes are ended."""
+        folder = self.run_dir / episode.folder
+        end_run_processes(folder)
+        return EpisodeResult(
+            episode=episode.name,
+            scenario=episode.scenario.name,
+            verdict=Verdict.ERROR,
+            error=why,
+            folder=str(folder),
+        )
+
+
+def _has_started(folder: Path, since: float) -> bool:
+    """True once the episode's simulator log exists, written since the sweep began."""
+    try:
+        return (folder / "simulator.log").stat().st_mtime >= since - 1.0
+    except OSError:
+        return False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
 
@@ -136,3 +137,60 @@ def test_command_lines() -> None:
         *("-m", "acres_bridge.sim_bridge", "--ros-args", "-p", "control_port:=47100"),
         *("-p", "vehicle:=maxxum", "-p", "ins:=false", "-p", "rate:=2.5"),
     ]
+
+
+def test_a_child_started_from_a_thread_that_blocks_sigint_still_answers_it(
+    started: list[ChildProcess],
+) -> None:
+    """A Ray worker's threads block SIGINT; its children must not inherit that."""
+    code = (
+        "import sys, time\ntry:\n    print('up'); time.sleep(60)\nexcept KeyboardInterrupt:\n    sys.exit(3)"
+    )
+    children: list[ChildProcess] = []
+
+    def start_blocked() -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        children.append(ChildProcess.start("blocked", python(code)))
+
+    thread = threading.Thread(target=start_blocked)
+    thread.start()
+    thread.join()
+    started.extend(children)
+    children[0].wait_for_line("up", timeout_s=10.0)
+    assert children[0].stop(timeout_s=10.0) == 3  # killed (-9) when the mask was inherited
+
+
+def test_a_log_file_gets_the_whole_output(started: list[ChildProcess], tmp_path) -> None:
+    log = tmp_path / "child.log"
+    child = ChildProcess.start("logged", python("print('one'); print('two')"), log_path=log)
+    started.append(child)
+    child.popen.wait(10.0)
+    child.stop()
+    assert log.read_text() == "one\ntwo\n"
+
+
+def test_stop_with_group_ends_what_the_child_started(started: list[ChildProcess], tmp_path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    code = (
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import signal, time; "
+        "signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(60)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(p.pid)); print('up', flush=True); time.sleep(60)"
+    )
+    child = start(started, "parent", code)
+    child.wait_for_line("up", timeout_s=10.0)
+    grandchild = int(pid_file.read_text())
+    child.stop(timeout_s=5.0, group=True)
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline and _alive(grandchild):
+        time.sleep(0.05)
+    assert not _alive(grandchild)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            state = stat.read().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

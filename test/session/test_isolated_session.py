@@ -1,0 +1,77 @@
+"""An isolated session: a simulator and a bridge in a DDS domain of their own, and every process
+ended at its close."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import pytest
+
+from acres_bridge.geo.georef import ACRE_GEOREFERENCE
+from acres_bridge.session import AgentConfig, IsolatedSession, SessionConfig, SessionError, StartPose
+
+pytestmark = pytest.mark.integration
+
+
+def gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def wait_gone(pid: int, timeout_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and not gone(pid):
+        time.sleep(0.05)
+    return gone(pid)
+
+
+def test_two_sessions_step_apart_in_domains_of_their_own(tmp_path):
+    start = StartPose(x=5.0, y=-20.0, yaw_deg=90.0)
+    first = SessionConfig(agents=(AgentConfig(name="polaris", start=start),), seed=3)
+    with IsolatedSession(first, tmp_path / "a") as a, IsolatedSession(SessionConfig(), tmp_path / "b") as b:
+        assert a.domain_id != b.domain_id
+        assert a.environment()["ROS_DOMAIN_ID"] == str(a.domain_id)
+        client_a = a.stepping_client(["/clock", "/sim/ground_truth/odom"])
+        client_b = b.stepping_client(["/clock"])
+        batch_a = client_a.step(60)
+        batch_b = client_b.step(12)
+        assert (batch_a.first_step, batch_a.last_step) == (1, 60)
+        assert (batch_b.first_step, batch_b.last_step) == (1, 12)  # b's steps are its own
+        odom = batch_a.messages("/sim/ground_truth/odom")[0]
+        x, y, _ = ACRE_GEOREFERENCE.utm_to_world(odom.pose.pose.position.x, odom.pose.pose.position.y, 0.0)
+        assert math.hypot(x - 5.0, y + 20.0) < 0.05  # the start pose applied before the first step
+        processes = [*a.processes, *b.processes]
+    assert [p.popen.returncode for p in processes] == [0, 0, 0, 0]  # SIGINT: a clean end, not a kill
+    assert (tmp_path / "a" / "episode_log.mcap").stat().st_size > 0
+    assert "listening on" in (tmp_path / "a" / "simulator.log").read_text()
+    assert not a.lease.held
+    assert not b.lease.held
+
+
+def test_close_ends_the_stack_and_whatever_it_started(tmp_path):
+    code = (
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import signal, time; "
+        "signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(600)'])\n"
+        "print('child', p.pid, flush=True); time.sleep(600)"
+    )
+    with IsolatedSession(SessionConfig(), tmp_path) as session:
+        stack = session.start_process("stack", [sys.executable, "-c", code])
+        stack.wait_for_line("child", 30.0)
+        grandchild = int(next(line for line in stack.lines if line.startswith("child")).split()[1])
+        with pytest.raises(SessionError, match="taken"):
+            session.start_process("stack", [sys.executable, "-c", "pass"])
+    assert wait_gone(stack.pid)
+    assert wait_gone(grandchild)  # it ignored SIGINT: the group's SIGKILL ended it
+
+
+def test_a_simulator_that_cannot_start_is_a_session_error_with_its_output(tmp_path):
+    config = SessionConfig(scene="no_such_scene")
+    with pytest.raises(SessionError, match="simulator") as caught:
+        IsolatedSession(config, tmp_path, ready_timeout_s=30.0).start()
+    assert "no_such_scene" in str(caught.value)  # the simulator's own words, from its log

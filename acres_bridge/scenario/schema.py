@@ -179,7 +179,7 @@ class StackSpec(_Strict):
     python: str | None = Field(default=None, pattern=_ENTRY_POINT.pattern)
     builtin: Literal["dbw_demo_driver", "autopilot", "none"] | None = None
     args: dict[str, Scalar] = Field(default_factory=dict)
-    python_path: tuple[str, ...] = ()
+    python_path: list[str] = Field(default_factory=list, max_length=16)
     use_sim_time: bool = True
 
     @field_validator("args")

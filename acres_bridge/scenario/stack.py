@@ -94,7 +94,7 @@ def check_stack(stack: StackSpec, scenario_dir: Path, file: str) -> None:
         package, name = text.split()
         try:
             prefix = Path(get_package_prefix(package))
-        except (PackageNotFoundError, ValueError):
+        except (PackageNotFoundError, ValueError, OSError):
             raise ScenarioFileError(f"{file}: {field}: no package {package!r} is installed") from None
         if stack.run is not None:
             if not (prefix / "lib" / package / name).is_file():

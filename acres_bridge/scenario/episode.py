@@ -253,9 +253,9 @@ def _drive(
     if command is not None:
         session.start_process("stack", command, cwd=scenario_dir)
     bag = None
-    if scenario.record.topics != "none" and published:
+    if scenario.record.topics != "none" and (published or commands):
         bag = BagWriter(folder / "recording.mcap")
-        for spec in published:
+        for spec in (*published, *commands):
             assert spec.qos is not None
             bag.add_topic(
                 resolve_name(spec.ros_name, ""),

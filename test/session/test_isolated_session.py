@@ -72,6 +72,9 @@ def test_close_ends_the_stack_and_whatever_it_started(tmp_path):
 
 def test_a_simulator_that_cannot_start_is_a_session_error_with_its_output(tmp_path):
     config = SessionConfig(scene="no_such_scene")
-    with pytest.raises(SessionError, match="simulator") as caught:
-        IsolatedSession(config, tmp_path, ready_timeout_s=30.0).start()
+    with (
+        pytest.raises(SessionError, match="simulator") as caught,
+        IsolatedSession(config, tmp_path, ready_timeout_s=30.0),
+    ):
+        pass
     assert "no_such_scene" in str(caught.value)  # the simulator's own words, from its log

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bench import agents, delivery, full_set, latency, lockstep, perception, sensor_models
+from bench import agents, delivery, full_set, latency, lockstep, perception, scenarios, sensor_models
 from bench.core import Benchmark, Outcome, Row, Settings
 
 __all__ = ["BENCHMARKS", "Benchmark", "Outcome", "Row", "Settings", "row_names"]
@@ -16,6 +16,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     full_set.BENCHMARK,
     delivery.BENCHMARK,
     agents.BENCHMARK,
+    scenarios.BENCHMARK,
 )
 
 

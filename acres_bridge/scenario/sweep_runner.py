@@ -1,12 +1,13 @@
 """A sweep on Ray: each episode a Ray task, results streamed back as they finish.
 
-Local by default (``ray.init`` on this machine, on loopback, with nothing to start first), or an
-existing cluster (``address``). Each result is appended to the run's table the moment it arrives
-(acres_bridge.scenario.results), so an interrupted sweep loses nothing and ``resume`` runs only
-what is missing. An episode that crashes or hangs is an ERROR and the others go on; a task that
-outlives its episode's wall-clock limit (a worker that does not answer) is cancelled and its
-processes ended. A stop (SIGINT, SIGTERM) ends every process of every episode of the run, and
-leaves the episodes that had not finished without a result.
+Local by default (``ray.init`` on this machine, on loopback, with nothing to start first), an
+existing cluster (``address``), or the Ray this process has already initialised. Each result is
+appended to the run's table the moment it arrives (acres_bridge.scenario.results), so an
+interrupted sweep loses nothing and ``resume`` runs only what is missing. An episode that crashes
+or hangs is an ERROR and the others go on; a task that outlives its episode's wall-clock limit (a
+worker that does not answer) is cancelled and its processes ended. A stop (SIGINT, SIGTERM) ends
+every process of every episode of the run, and leaves the episodes that had not finished without
+a result.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from acres_bridge.scenario.reaper import end_run_processes
 from acres_bridge.scenario.results import RESULTS_FILE, EpisodeResult, Verdict, append_result, read_results
 from acres_bridge.scenario.sweep import Episode
 
-__all__ = ["LOOPBACK", "SweepOptions", "SweepOutcome", "run_sweep"]
+__all__ = ["LOOPBACK", "SweepOptions", "SweepOutcome", "init_local_ray", "run_sweep"]
 
 LOOPBACK: Final = "127.0.0.1"  # Ray's node address: it never probes an outside one
 WORKER_GRACE_S: Final = 60.0  # past an episode's own limit, before its task is cancelled
@@ -66,12 +67,15 @@ def _episode_task(episode: Episode, run_dir: str, scenario_dir: str) -> dict[str
     return result.as_dict()
 
 
-def _ray_init(ray: Any, options: SweepOptions) -> None:
-    if options.address is not None:
-        ray.init(address=options.address, log_to_driver=False, runtime_env={"env_vars": dict(_FENCE)})
-        return
+def init_local_ray(cpus: int | None = None) -> None:
+    """Start Ray on this machine with `cpus` CPUs (default: the machine's), on loopback: it takes
+    loopback as this node's address as it is, without first looking up the route to a public one
+    (a switch read when Ray is first imported), and its workers keep DDS on this machine."""
+    os.environ.setdefault(_LOOPBACK_SWITCH, "0")
+    import ray  # noqa: PLC0415 (Ray's import takes a second: only sweeps pay it)
+
     ray.init(
-        num_cpus=options.cpus or os.cpu_count() or 1,
+        num_cpus=cpus or os.cpu_count() or 1,
         include_dashboard=False,
         _node_ip_address=LOOPBACK,
         log_to_driver=False,
@@ -89,9 +93,7 @@ def run_sweep(
     """Run `episodes` on Ray; `on_start(pending)` once they are submitted, `on_result(result,
     done, total)` as each finishes. SIGINT or SIGTERM stop it (the outcome says so)."""
     if options.address is None:
-        # A local Ray then takes loopback as this node's address as it is, without first looking up
-        # the route to a public address (read when Ray is imported).
-        os.environ.setdefault(_LOOPBACK_SWITCH, "0")
+        os.environ.setdefault(_LOOPBACK_SWITCH, "0")  # before Ray's first import: init_local_ray
     import ray  # noqa: PLC0415 (Ray's import takes a second: only sweeps pay it)
 
     run_dir = options.output.resolve()
@@ -102,15 +104,19 @@ def run_sweep(
     todo = [e for e in episodes if e.name not in found]
     sweep = _Sweep(ray, run_dir, options, on_result, done_before=len(episodes) - len(todo))
     previous = {s: signal.signal(s, sweep.on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    owned = not ray.is_initialized()  # a Ray the caller started is used as it is, and left running
     try:
         if todo:
-            _ray_init(ray, options)
+            if owned and options.address is not None:
+                ray.init(address=options.address, log_to_driver=False, runtime_env={"env_vars": dict(_FENCE)})
+            elif owned:
+                init_local_ray(options.cpus)
             sweep.submit(todo)
             if on_start is not None:
                 on_start(len(todo))
             sweep.collect()
     finally:
-        if ray.is_initialized():
+        if owned and ray.is_initialized():
             ray.shutdown()
         end_run_processes(run_dir)  # whatever a cancelled task's episode had left
         for number, handler in previous.items():

@@ -15,7 +15,7 @@ import yaml
 from pydantic import ValidationError
 
 from acres_bridge.scenario.errors import ScenarioFileError
-from acres_bridge.scenario.schema import FORMAT_VERSION, Scenario
+from acres_bridge.scenario.schema import CRITERION_KINDS, FORMAT_VERSION, Scenario
 
 __all__ = ["MAX_FILE_BYTES", "load_scenario", "parse_scenario"]
 
@@ -122,21 +122,4 @@ def _is_member_name(part: str) -> bool:
     return part in _MEMBER_NAMES or part.startswith("function-")
 
 
-_MEMBER_NAMES: Final = frozenset(
-    (
-        "goal_reached",
-        "max_cross_track_error",
-        "max_speed",
-        "min_distance",
-        "no_dbw_timeout",
-        "no_dbw_fault",
-        "no_dbw_override",
-        "topic_rate",
-        "implement_state",
-        "str",
-        "int",
-        "float",
-        "bool",
-        "tuple[...]",
-    )
-)
+_MEMBER_NAMES: Final = frozenset((*CRITERION_KINDS, "str", "int", "float", "bool", "tuple[...]"))

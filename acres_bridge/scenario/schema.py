@@ -15,13 +15,15 @@ from __future__ import annotations
 import math
 import re
 from datetime import UTC, datetime
-from typing import Annotated, Final, Literal
+from typing import Annotated, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from acres_bridge.wire.clock import MAX_STEPS_PER_REQUEST
+from acres_bridge.wire.maxxum import IMPLEMENT_STATE_KEYS
 
 __all__ = [
+    "CRITERION_KINDS",
     "DEFAULT_START_UTC",
     "FORMAT_VERSION",
     "MAX_DURATION_S",
@@ -291,26 +293,19 @@ class ImplementState(_Criterion):
     first that broke the rule."""
 
     kind: Literal["implement_state"]
-    key: Literal[
-        "implement",
-        "implement_depth_m",
-        "pto_kw",
-        "pto_on",
-        "pto_rpm",
-        "hitch_lever",
-        "hitch_lift_deg",
-        "hitch_mode",
-        "raised",
-        "draft_n",
-        "difflock",
-        "rpm",
-        "stale",
-    ]
+    key: str
     equals: Scalar | None = None
     min: float | None = None
     max: float | None = None
     at: Literal["end", "always"] = "end"
     after_s: float = Field(default=0.0, ge=0, le=MAX_DURATION_S)
+
+    @field_validator("key")
+    @classmethod
+    def _known_key(cls, value: str) -> str:
+        if value not in IMPLEMENT_STATE_KEYS:
+            raise ValueError(f"not a key of implement/state; its keys: {', '.join(IMPLEMENT_STATE_KEYS)}")
+        return value
 
     @model_validator(mode="after")
     def _one_rule(self) -> ImplementState:
@@ -319,6 +314,18 @@ class ImplementState(_Criterion):
         return self
 
 
+CRITERIA: Final = (
+    GoalReached,
+    MaxCrossTrackError,
+    MaxSpeed,
+    MinDistance,
+    NoDbwTimeout,
+    NoDbwFault,
+    NoDbwOverride,
+    TopicRate,
+    ImplementState,
+)
+CRITERION_KINDS: Final = tuple(get_args(c.model_fields["kind"].annotation)[0] for c in CRITERIA)
 CriterionSpec = Annotated[
     GoalReached
     | MaxCrossTrackError

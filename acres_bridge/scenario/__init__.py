@@ -6,7 +6,7 @@ named criteria; sweeps of many such episodes on Ray.
 docs/scenarios.md has the file's schema, the criteria and the results.
 """
 
-from acres_bridge.scenario.errors import EpisodeError, ScenarioError, ScenarioFileError
+from acres_bridge.scenario.errors import ScenarioError, ScenarioFileError
 from acres_bridge.scenario.loader import load_scenario, parse_scenario
 from acres_bridge.scenario.results import EpisodeResult, Verdict
 from acres_bridge.scenario.schema import Scenario
@@ -14,7 +14,6 @@ from acres_bridge.scenario.sweep import Episode, expand
 
 __all__ = [
     "Episode",
-    "EpisodeError",
     "EpisodeResult",
     "Scenario",
     "ScenarioError",

@@ -174,10 +174,9 @@ def run_episode(
     run_dir: Path,
     *,
     scenario_dir: Path,
-    on_started: Callable[[IsolatedSession], None] | None = None,
 ) -> EpisodeResult:
     """Run one episode to its verdict; never raises for what happens inside the episode (that is an
-    ERROR result). `on_started` is called once the session's processes run (the sweep notes them)."""
+    ERROR result)."""
     scenario = episode.scenario
     folder = run_dir / episode.folder
     shutil.rmtree(folder, ignore_errors=True)  # an episode run again starts from nothing
@@ -190,8 +189,6 @@ def run_episode(
     session = IsolatedSession(session_config(scenario), folder)
     try:
         session.start()
-        if on_started is not None:
-            on_started(session)
         judges, metrics = _drive(episode, session, folder, scenario_dir, deadline)
     except (AcresBridgeError, TimeoutError) as failure:
         error = _cause(failure, session)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from acres_bridge.errors import AcresBridgeError
 
-__all__ = ["EpisodeError", "ScenarioError", "ScenarioFileError"]
+__all__ = ["ScenarioError", "ScenarioFileError"]
 
 
 class ScenarioError(AcresBridgeError):
@@ -14,8 +14,3 @@ class ScenarioError(AcresBridgeError):
 class ScenarioFileError(ScenarioError):
     """Raised before anything starts when a scenario file cannot be read or is not valid: the
     message names the file, the line and the field (one line per fault)."""
-
-
-class EpisodeError(ScenarioError):
-    """Raised when an episode cannot run to its end: a process of it failed or hung, or the
-    session could not start. The message names the process and ends with its last output."""

@@ -3,6 +3,8 @@ what Ray costs an episode against running it in this process.
 
 The episode is the route follower (acres_sim --autopilot) driving a Polaris for 60 simulated
 seconds in lockstep (12 steps per request), judged by two criteria, with perception off and on.
+Ray's cost compares the sweep's time per episode on 1 worker with the median of 3 of the same
+episodes run in this process (Ray running beside it, as in the sweep).
 One local Ray of 2 CPUs serves every row: 1 worker runs the episodes one at a time (2 CPUs per
 episode), 2 workers two at a time (1 CPU each). A sweep's time runs from the submission of its
 episodes to the last result; Ray's start, a fixed cost per sweep, is in the notes.
@@ -18,6 +20,7 @@ from typing import Final
 from acres_bridge.scenario import Episode, expand, parse_scenario
 from acres_bridge.scenario.episode import run_episode
 from acres_bridge.scenario.sweep_runner import SweepOptions, init_local_ray, run_sweep
+from bench._stats import median
 from bench.core import Benchmark, Outcome, Row, Settings
 
 __all__ = ["BENCHMARK", "run"]
@@ -73,8 +76,22 @@ def _sweep_s(episodes: list[Episode], workers: int, folder: Path) -> float:
     return marks["end"] - marks["start"]
 
 
+def _alone_s(episodes: list[Episode], folder: Path, repetitions: int) -> float:
+    """The median wall time of the sweep's episodes run one by one in this process, without Ray."""
+    walls = []
+    for episode in episodes[:repetitions]:
+        started = time.monotonic()
+        result = run_episode(episode, folder, scenario_dir=folder)
+        walls.append(time.monotonic() - started)
+        if result.verdict != "PASS":
+            raise RuntimeError(
+                f"{episode.name} run alone gave {result.verdict}: {result.error or result.failed}"
+            )
+    return median(walls)
+
+
 def run(settings: Settings) -> Outcome:
-    duration_s, count = settings.pick((60.0, 4), (3.0, 2))
+    duration_s, count, repetitions = settings.pick((60.0, 4, 3), (3.0, 2, 1))
     started = time.monotonic()
     init_local_ray(RAY_CPUS)
     ray_start_s = time.monotonic() - started
@@ -85,13 +102,7 @@ def run(settings: Settings) -> Outcome:
         with tempfile.TemporaryDirectory(prefix="acres_bench_") as scratch:
             for perception, label in PERCEPTION.items():
                 episodes = _episodes(perception, duration_s, count)
-                alone_started = time.monotonic()
-                alone = run_episode(episodes[0], Path(scratch) / "alone", scenario_dir=Path(scratch))
-                alone_s = time.monotonic() - alone_started
-                if alone.verdict != "PASS":
-                    raise RuntimeError(
-                        f"the episode run alone gave {alone.verdict}: {alone.error or alone.failed}"
-                    )
+                alone_s = _alone_s(episodes, Path(scratch) / "alone", repetitions)
                 per_episode = {}
                 for workers in WORKERS:
                     wall = _sweep_s(episodes, workers, Path(scratch) / f"{label}-{workers}")

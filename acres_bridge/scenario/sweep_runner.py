@@ -27,7 +27,7 @@ from acres_bridge.scenario.reaper import end_run_processes
 from acres_bridge.scenario.results import RESULTS_FILE, EpisodeResult, Verdict, append_result, read_results
 from acres_bridge.scenario.sweep import Episode
 
-__all__ = ["LOOPBACK", "SweepOptions", "SweepOutcome", "init_local_ray", "run_sweep"]
+__all__ = ["LOOPBACK", "SweepOptions", "SweepOutcome", "init_local_ray", "prepare_worker", "run_sweep"]
 
 LOOPBACK: Final = "127.0.0.1"  # Ray's node address: it never probes an outside one
 WORKER_GRACE_S: Final = 60.0  # past an episode's own limit, before its task is cancelled
@@ -35,6 +35,10 @@ _WAIT_S: Final = 0.2
 _CHECK_S: Final = 2.0  # how often the running tasks are checked against their limits
 _FENCE: Final = {"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
 _LOOPBACK_SWITCH: Final = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+_RUNTIME_ENV: Final = {
+    "env_vars": dict(_FENCE),
+    "worker_process_setup_hook": "acres_bridge.scenario.sweep_runner.prepare_worker",
+}
 ResultCallback = Callable[[EpisodeResult, int, int], None]
 
 
@@ -59,10 +63,18 @@ class SweepOutcome:
     interrupted: bool = False
 
 
-def _episode_task(episode: Episode, run_dir: str, scenario_dir: str) -> dict[str, Any]:
-    """The body of a Ray task: one episode in this worker, fenced as the bridge's processes are."""
+def prepare_worker() -> None:
+    """Ray's setup hook of each worker process, run as it starts (before its first task): the fence
+    for the worker's own nodes, and the episode's imports (rclpy, the interfaces), so that the
+    first episode of a worker does not pay them."""
     os.environ.update(_FENCE)
     os.environ.pop("ROS_STATIC_PEERS", None)
+    import acres_bridge.scenario.episode  # noqa: F401, PLC0415
+
+
+def _episode_task(episode: Episode, run_dir: str, scenario_dir: str) -> dict[str, Any]:
+    """The body of a Ray task: one episode in this worker."""
+    prepare_worker()  # again: a cluster's workers may have been started without the hook
     result = run_episode(episode, Path(run_dir), scenario_dir=Path(scenario_dir))
     return result.as_dict()
 
@@ -79,7 +91,7 @@ def init_local_ray(cpus: int | None = None) -> None:
         include_dashboard=False,
         _node_ip_address=LOOPBACK,
         log_to_driver=False,
-        runtime_env={"env_vars": dict(_FENCE)},
+        runtime_env=_RUNTIME_ENV,
     )
 
 
@@ -108,7 +120,7 @@ def run_sweep(
     try:
         if todo:
             if owned and options.address is not None:
-                ray.init(address=options.address, log_to_driver=False, runtime_env={"env_vars": dict(_FENCE)})
+                ray.init(address=options.address, log_to_driver=False, runtime_env=_RUNTIME_ENV)
             elif owned:
                 init_local_ray(options.cpus)
             sweep.submit(todo)

@@ -191,7 +191,8 @@ def run_episode(
         session.start()
         judges, metrics = _drive(episode, session, folder, scenario_dir, deadline)
     except (AcresBridgeError, TimeoutError) as failure:
-        error = _cause(failure, session)
+        overdue = time.monotonic() >= deadline  # a wait cut short by the limit: the limit is the cause
+        error = _cause(_overdue(scenario) if overdue else failure, session)
     finally:
         session.close()
     wall_s = round(time.monotonic() - started, 3)
@@ -279,14 +280,16 @@ def _drive(
     return judges, metrics
 
 
+def _overdue(scenario: Scenario) -> TimeoutError:
+    limit = wall_clock_limit_s(scenario)
+    return TimeoutError(f"the episode did not end within its wall-clock limit of {limit:g} s")
+
+
 def _check_deadline(scenario: Scenario, deadline: float) -> float:
     """The wall-clock time left; TimeoutError when none is."""
     remaining = deadline - time.monotonic()
     if remaining <= 0:
-        limit = wall_clock_limit_s(scenario)
-        raise TimeoutError(
-            f"the episode did not end within its wall-clock limit of {limit:g} s: hung, or slow"
-        )
+        raise _overdue(scenario)
     return remaining
 
 

@@ -1,0 +1,77 @@
+"""One episode in this process, as `acres_scenario run FILE --only NAME` and the Python API run it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from acres_bridge.processes import localhost_environment
+from acres_bridge.scenario import Verdict, expand, parse_scenario
+from acres_bridge.scenario.episode import run_episode
+from acres_bridge.scenario.reaper import run_processes
+
+pytestmark = pytest.mark.integration
+
+ROS2_RUN = """\
+acres_scenario: 1
+name: ros2_run
+session: {vehicle: polaris}
+duration_s: 8
+stepping: {steps_per_request: 4}
+stack: {run: "acres_bridge dbw_demo_driver", args: {speed_mps: 2.0}}
+criteria:
+  - {kind: topic_rate, topic: /vehicle/ulc/cmd, min_hz: 20}
+  - {kind: min_distance, min_m: 3}
+sweep:
+  list: [{seed: 1}, {seed: 2}]
+"""
+
+
+def test_a_ros2_run_stack_drives_its_episode_in_the_session_s_domain(tmp_path):
+    pytest.importorskip("ros2cli", reason="the ros2 command line is not installed")
+    path = tmp_path / "s.yaml"
+    path.write_text(ROS2_RUN)
+    run = tmp_path / "run"
+    command = [sys.executable, "-m", "acres_bridge.scenario.cli", "run", str(path), "-o", str(run)]
+    done = subprocess.run(
+        [*command, "--only", "ros2_run/seed=2"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=localhost_environment(),
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 episode(s)" in done.stdout
+    (line,) = (run / "results.jsonl").read_text().splitlines()
+    result = json.loads(line)
+    assert result["episode"] == "ros2_run/seed=2"
+    assert result["verdict"] == "PASS", result
+    assert result["metrics"]["criteria"]["topic_rate"] >= 20
+    assert not (run / "ros2_run" / "seed=1").exists()  # --only ran that one alone
+    assert list(run_processes(run)) == []
+
+
+HUNG = """\
+acres_scenario: 1
+name: slow
+session: {vehicle: polaris}
+duration_s: 600
+timeout_s: 3
+stack: {builtin: autopilot}
+criteria: [{kind: min_distance, min_m: 1}]
+"""
+
+
+def test_an_episode_past_its_wall_clock_limit_is_an_error_and_leaves_nothing_running(tmp_path):
+    (episode,) = expand(parse_scenario(HUNG))
+    result = run_episode(episode, tmp_path, scenario_dir=tmp_path)
+    assert result.verdict is Verdict.ERROR
+    assert result.error is not None
+    assert result.error.startswith("the episode did not end within its wall-clock limit of 3 s")
+    assert "--- last lines of simulator.log ---" in result.error
+    assert json.loads((tmp_path / "slow" / "verdict.json").read_text())["verdict"] == "ERROR"
+    assert list(run_processes(tmp_path)) == []

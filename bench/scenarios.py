@@ -62,14 +62,14 @@ def _sweep_s(episodes: list[Episode], workers: int, folder: Path) -> float:
     """Wall time from the submission of the episodes to their last result, on the running Ray."""
     marks: dict[str, float] = {}
 
-    def started(_pending: int) -> None:
-        marks["start"] = time.monotonic()
+    def status(_running: int, _waiting: int) -> None:
+        marks.setdefault("start", time.monotonic())  # the first call: the episodes are submitted
 
     def finished(result: object, _done: int, _total: int) -> None:
         marks["end"] = time.monotonic()
 
     options = SweepOptions(output=folder, scenario_dir=folder, cpus_per_episode=RAY_CPUS / workers)
-    outcome = run_sweep(episodes, options, on_result=finished, on_start=started)
+    outcome = run_sweep(episodes, options, on_result=finished, on_status=status)
     failed = [r.episode for r in outcome.results if r.verdict != "PASS"]
     if failed:
         raise RuntimeError(f"episodes did not pass: {failed}")

@@ -70,15 +70,20 @@ class Progress:
         self.tty = stream.isatty()
         self.started = time.monotonic()
         self.running = 0
+        self.waiting = total
         self.counts = dict.fromkeys(Verdict, 0)
+        self.done = 0
 
-    def start(self, pending: int) -> None:
-        self.running = pending
+    def status(self, running: int, waiting: int) -> None:
+        """The episodes running now and those waiting for a worker."""
+        self.running, self.waiting = running, waiting
+        self._clear()
         self._status()
 
     def result(self, result: EpisodeResult, done: int, total: int) -> None:
         self.counts[result.verdict] += 1
         self.running = max(0, self.running - 1)
+        self.done, self.total = done, total
         detail = ""
         if result.verdict is Verdict.FAIL:
             detail = "  " + ", ".join(result.failed)
@@ -89,22 +94,22 @@ class Progress:
             f"[{done}/{total}] {result.verdict:5} {result.episode} ({result.wall_s:.1f} s){detail}",
             file=self.stream,
         )
-        self._status(done, total)
+        self._status()
 
     def _clear(self) -> None:
         if self.tty:
             self.stream.write("\r\x1b[2K")
 
-    def _status(self, done: int = 0, total: int = 0) -> None:
+    def _status(self) -> None:
         if not self.tty:
             return
         elapsed = time.monotonic() - self.started
-        finished = sum(self.counts.values())
-        left = (total or self.total) - (done or finished)
+        finished = sum(self.counts.values())  # in this run (with --resume, done counts the earlier too)
+        left = self.total - self.done
         eta = f"{elapsed / finished * left:.0f} s" if finished else "?"
         failed = self.counts[Verdict.FAIL] + self.counts[Verdict.ERROR]
-        count = f"{done or finished}/{total or self.total}"
-        self.stream.write(f"done {count}  failed {failed}  running {self.running}  ETA {eta}")
+        done = f"done {self.done}/{self.total}  failed {failed}"
+        self.stream.write(f"{done}  running {self.running}  waiting {self.waiting}  ETA {eta}")
         self.stream.flush()
 
 
@@ -149,7 +154,7 @@ def _run(options: argparse.Namespace) -> int:
             cpus_per_episode=options.cpus_per_episode,
             resume=options.resume,
         )
-        outcome = run_sweep(chosen, sweep, on_result=progress.result, on_start=progress.start)
+        outcome = run_sweep(chosen, sweep, on_result=progress.result, on_status=progress.status)
         results, interrupted = outcome.results, outcome.interrupted
     print(file=sys.stdout)
     print(summary(results))
@@ -166,7 +171,7 @@ def _run_here(
     """One episode in this process, without Ray."""
     output.mkdir(parents=True, exist_ok=True)
     (output / RESULTS_FILE).unlink(missing_ok=True)
-    progress.start(1)
+    progress.status(1, 0)
     try:
         result = run_episode(episode, output.resolve(), scenario_dir=scenario_dir)
     except KeyboardInterrupt:

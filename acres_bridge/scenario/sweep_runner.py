@@ -39,7 +39,8 @@ _RUNTIME_ENV: Final = {
     "env_vars": dict(_FENCE),
     "worker_process_setup_hook": "acres_bridge.scenario.sweep_runner.prepare_worker",
 }
-ResultCallback = Callable[[EpisodeResult, int, int], None]
+ResultCallback = Callable[[EpisodeResult, int, int], None]  # (result, done, total)
+StatusCallback = Callable[[int, int], None]  # (running, waiting)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,10 +101,11 @@ def run_sweep(
     options: SweepOptions,
     *,
     on_result: ResultCallback | None = None,
-    on_start: Callable[[int], None] | None = None,
+    on_status: StatusCallback | None = None,
 ) -> SweepOutcome:
-    """Run `episodes` on Ray; `on_start(pending)` once they are submitted, `on_result(result,
-    done, total)` as each finishes. SIGINT or SIGTERM stop it (the outcome says so)."""
+    """Run `episodes` on Ray; `on_result(result, done, total)` as each finishes, and
+    `on_status(running, waiting)` once they are submitted and every few seconds. SIGINT or SIGTERM
+    stop it (the outcome says so)."""
     if options.address is None:
         os.environ.setdefault(_LOOPBACK_SWITCH, "0")  # before Ray's first import: init_local_ray
     import ray  # noqa: PLC0415 (Ray's import takes a second: only sweeps pay it)
@@ -114,7 +116,7 @@ def run_sweep(
     if not options.resume:
         (run_dir / RESULTS_FILE).unlink(missing_ok=True)
     todo = [e for e in episodes if e.name not in found]
-    sweep = _Sweep(ray, run_dir, options, on_result, done_before=len(episodes) - len(todo))
+    sweep = _Sweep(ray, run_dir, options, on_result, on_status, done_before=len(episodes) - len(todo))
     previous = {s: signal.signal(s, sweep.on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     owned = not ray.is_initialized()  # a Ray the caller started is used as it is, and left running
     try:
@@ -124,8 +126,6 @@ def run_sweep(
             elif owned:
                 init_local_ray(options.cpus)
             sweep.submit(todo)
-            if on_start is not None:
-                on_start(len(todo))
             sweep.collect()
     finally:
         if owned and ray.is_initialized():
@@ -147,6 +147,7 @@ class _Sweep:
         run_dir: Path,
         options: SweepOptions,
         on_result: ResultCallback | None,
+        on_status: StatusCallback | None,
         *,
         done_before: int,
     ) -> None:
@@ -154,6 +155,7 @@ class _Sweep:
         self.run_dir = run_dir
         self.options = options
         self.on_result = on_result
+        self.on_status = on_status
         self.done_before = done_before
         self.total = done_before
         self.outcome = SweepOutcome()
@@ -172,6 +174,7 @@ class _Sweep:
             self.pending[task.remote(episode, str(self.run_dir), scenario_dir)] = episode
         self.total += len(todo)
         self.submitted = time.time()
+        self._report_status()
 
     def collect(self) -> None:
         """Take the results as they come until all are in, or end everything at a stop."""
@@ -197,6 +200,7 @@ class _Sweep:
             if now >= next_check:
                 next_check = now + _CHECK_S
                 self._cancel_overdue(now)
+                self._report_status()
 
     def _cancel_overdue(self, now: float) -> None:
         """Cancel each task that has run longer than its episode's wall-clock limit and a grace."""
@@ -212,6 +216,11 @@ class _Sweep:
                 self._take(
                     self._worker_error(episode, "its Ray task outlived its wall-clock limit; cancelled")
                 )
+
+    def _report_status(self) -> None:
+        if self.on_status is not None:
+            running = sum(1 for ref in self.pending if ref in self.started)
+            self.on_status(running, len(self.pending) - running)
 
     def _take(self, result: EpisodeResult) -> None:
         append_result(self.run_dir, result)

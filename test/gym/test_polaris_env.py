@@ -1,0 +1,56 @@
+"""The PolarisRoute environment: its sessions, its resets and what a bad action does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+gym = pytest.importorskip("gymnasium")
+
+from acres_bridge.gym import POLARIS_ROUTE, PolarisRouteEnv  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+ACTIONS = [np.array([2.0 + 0.05 * i, 0.02 * np.sin(i / 5)], dtype=np.float32) for i in range(30)]
+
+
+@pytest.fixture
+def env():
+    made = gym.make(POLARIS_ROUTE)
+    yield made
+    made.close()
+
+
+def test_reset_without_a_seed_is_a_new_episode_of_the_same_session(env):
+    env.reset(seed=4)
+    domain = env.unwrapped.domain_id
+    for action in ACTIONS[:10]:
+        env.step(action)
+    observation, info = env.reset()
+    assert env.unwrapped.domain_id == domain
+    assert info["progress_m"] == 0.0
+    assert abs(float(observation["state"][2])) < 0.1  # back at rest at the start
+
+
+@pytest.mark.parametrize(
+    ("action", "message"),
+    [
+        (np.zeros(3, np.float32), r"action must have shape \(2,\), found \(3,\)"),
+        (np.array([np.nan, 0.0], np.float32), "action must be finite"),
+        (np.array([1.0, 0.5], np.float32), "outside the space: speed 0..5 m/s, curvature -0.2..0.2 1/m"),
+        (np.array([-1.0, 0.0], np.float32), "outside the space"),
+    ],
+)
+def test_a_bad_action_is_a_clear_error_and_changes_nothing(env, action, message):
+    env.reset(seed=2)
+    with pytest.raises(ValueError, match=message):
+        env.unwrapped.step(action)
+    *_, info = env.step(np.array([0.0, 0.0], np.float32))
+    assert info["sim_time_s"] == pytest.approx(0.1)  # the bad action ran no step
+
+
+def test_an_unknown_observation_or_period_is_refused():
+    with pytest.raises(ValueError, match="observations must be some of"):
+        PolarisRouteEnv(observations=("radar",))
+    with pytest.raises(ValueError, match="control_period_s must be a whole number of 1/120 s"):
+        PolarisRouteEnv(control_period_s=0.0123)

@@ -14,9 +14,9 @@ SteppingClient, and the observation is built (acres_bridge.gym.observation) from
 exactly that period. docs/gym.md documents the spaces and the reward.
 
 ``reset(seed=...)`` (or ``options={"start": (x, y, yaw_deg)}``) starts a new session with that
-seed, about a second. ``reset()`` without either is a /reset_simulation, milliseconds: a new episode of the same session,
-the vehicle back at its start, simulated time and the sensor noise going on. Either way the
-drive-by-wire is enabled and in gear L before the first step.
+seed, about a second. ``reset()`` without either is a /reset_simulation, milliseconds: a new
+episode of the same session, the vehicle back at its start, simulated time and the sensor noise
+going on. Either way the drive-by-wire is enabled and in gear L before the first step.
 """
 
 from __future__ import annotations

@@ -12,14 +12,17 @@ holds, starts the simulator on a free loopback port and the bridge in that domai
 on (localhost discovery, no static peers), and gives the caller an rclpy node in the same domain.
 Each process writes its whole output to ``folder/<name>.log``. ``close()`` (or leaving the
 ``with``) ends every process, the stack's whole process group first, then the bridge, then the
-simulator, whatever happened, and gives the domain back.
+simulator, whatever happened, and gives the domain back; a session still open when the program
+exits is closed then.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import math
 import re
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -178,6 +181,17 @@ def _utc_text(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y%m%dT%H%M%S")
 
 
+_LIVE: weakref.WeakSet[IsolatedSession] = weakref.WeakSet()  # started and not yet closed
+
+
+@atexit.register
+def _close_live_sessions() -> None:
+    """At the interpreter's exit, also an exit by an uncaught exception: a session its program
+    did not close ends its processes rather than leaving them running without a parent."""
+    for session in list(_LIVE):
+        session.close()
+
+
 class IsolatedSession:
     """A simulator, a bridge and the caller's processes in a leased DDS domain; see the module."""
 
@@ -236,6 +250,7 @@ class IsolatedSession:
     def start(self) -> None:
         """Lease a domain, start the simulator and, once it listens, the bridge. SessionError when
         either cannot start; what had started is ended again."""
+        _LIVE.add(self)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             self.lease = lease_domain()
@@ -332,6 +347,7 @@ class IsolatedSession:
     def close(self) -> None:
         """End every process (the stacks, then the bridge, then the simulator) and the caller's node,
         and give the domain back. Safe to call more than once and after a failed start."""
+        _LIVE.discard(self)
         for client in self._clients:
             with contextlib.suppress(Exception):
                 client.destroy()

@@ -4,12 +4,14 @@ ended at its close."""
 from __future__ import annotations
 
 import math
+import subprocess
 import sys
 import time
 
 import pytest
 
 from acres_bridge.geo.georef import ACRE_GEOREFERENCE
+from acres_bridge.processes import localhost_environment
 from acres_bridge.session import AgentConfig, IsolatedSession, SessionConfig, SessionError, StartPose
 
 pytestmark = pytest.mark.integration
@@ -78,3 +80,28 @@ def test_a_simulator_that_cannot_start_is_a_session_error_with_its_output(tmp_pa
     ):
         pass
     assert "no_such_scene" in str(caught.value)  # the simulator's own words, from its log
+
+
+def test_a_session_left_open_ends_its_processes_when_its_program_exits(tmp_path):
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from acres_bridge.session import IsolatedSession, SessionConfig\n"
+        f"session = IsolatedSession(SessionConfig(), Path({str(tmp_path)!r}))\n"
+        "session.start()\n"
+        "print(session.simulator.pid, session.bridge.pid, flush=True)\n"
+        "raise RuntimeError('the program fails without closing its session')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=localhost_environment(),
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "the program fails without closing its session" in done.stderr
+    simulator, bridge = (int(pid) for pid in done.stdout.split())
+    assert wait_gone(simulator)
+    assert wait_gone(bridge)

@@ -28,6 +28,7 @@ from simulation_interfaces.srv import (
 
 from acres_bridge.ingest.steps import StepOutcome
 from acres_bridge.pace import describe_pace
+from acres_bridge.pending_commands import take_pending_commands
 from acres_bridge.shutdown import shutdown_requested
 from acres_bridge.wire import EpisodeInfo, SimState
 from acres_bridge.wire.clock import MAX_STEPS_PER_REQUEST
@@ -251,6 +252,7 @@ class SimulationControl:
         with self._step_lock:
             if shutdown_requested():
                 return StepOutcome(False, message="the bridge is shutting down")
+            take_pending_commands()  # a command sent before the request applies from its first step
             return self._commands.request_steps(steps, timeout_s=self._step_timeout_s)
 
     def _step(self, request: Any, response: Any) -> Any:

@@ -11,13 +11,16 @@ publication sequence number of one handled just before is dropped.
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 from rclpy.event_handler import SubscriptionEventCallbacks
+from rclpy.exceptions import InvalidHandle
 
 from acres_bridge.msg_profiles import TopicSpec
+from acres_bridge.pending_commands import add_command_source
 
 __all__ = ["CommandSubscription"]
 
@@ -38,6 +41,20 @@ class CommandSubscription:
             spec.create_subscription(node, self._on_message, event_callbacks=quiet),
             spec.create_subscription(node, self._on_message, best_effort=True),
         ]
+        add_command_source(self)
+
+    def take_pending(self) -> int:
+        """Take every message both readers hold and handle it now, as the executor would later:
+        the step path calls this so that a command sent before a step request applies from it
+        (acres_bridge.pending_commands)."""
+        taken = 0
+        for subscription in self.subscriptions:
+            handle = subscription.handle
+            with contextlib.suppress(InvalidHandle), handle:  # InvalidHandle: destroyed with its node
+                while (pending := handle.take_message(subscription.msg_type, False)) is not None:
+                    self._on_message(*pending)
+                    taken += 1
+        return taken
 
     def _on_message(self, message: Any, info: dict[str, Any]) -> None:
         key = (int(info.get("source_timestamp", 0)), int(info.get("publication_sequence_number", 0)))

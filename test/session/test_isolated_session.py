@@ -105,3 +105,33 @@ def test_a_session_left_open_ends_its_processes_when_its_program_exits(tmp_path)
     simulator, bridge = (int(pid) for pid in done.stdout.split())
     assert wait_gone(simulator)
     assert wait_gone(bridge)
+
+
+def test_a_command_sent_before_a_step_request_applies_from_that_request_every_time(tmp_path):
+    """docs/drive_by_wire.md: in lockstep, a command the bridge has before a step request applies
+    from its first step. The client here does what a learner does: command, step, read."""
+    from ds_dbw_msgs.msg import SteeringCmd, UlcCmd  # noqa: PLC0415
+    from std_msgs.msg import Empty  # noqa: PLC0415
+
+    from acres_bridge.msg_profiles import load_profiles  # noqa: PLC0415
+
+    with IsolatedSession(SessionConfig(), tmp_path) as session:
+        table = load_profiles()
+        enable = table.topic("polaris", "/vehicle/enable").create_publisher(session.node)
+        ulc = table.topic("polaris", "/vehicle/ulc/cmd").create_publisher(session.node)
+        steering = table.topic("polaris", "/vehicle/steering/cmd").create_publisher(session.node)
+        deadline = time.monotonic() + 30.0
+        publishers = (enable, ulc, steering)
+        while any(p.get_subscription_count() == 0 for p in publishers) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        client = session.stepping_client(["/vehicle/steering/report", "/vehicle/dbw_enabled"])
+        enable.publish(Empty())
+        client.step(12)
+        applied = []
+        for index in range(80):
+            curvature = round(0.001 * (index + 1), 6)
+            ulc.publish(UlcCmd(cmd=1.0, cmd_type=UlcCmd.CMD_VELOCITY, enable=True))
+            steering.publish(SteeringCmd(cmd=curvature, cmd_type=SteeringCmd.CMD_CURVATURE, enable=True))
+            reports = client.step(6).messages("/vehicle/steering/report")
+            applied.append((curvature, round(float(reports[-1].cmd), 6)))
+    assert [wanted for wanted, _ in applied] == [seen for _, seen in applied]

@@ -14,7 +14,8 @@ SteppingClient, and the observation is built (acres_bridge.gym.observation) from
 exactly that period. docs/gym.md documents the spaces and the reward.
 
 ``reset(seed=...)`` (or ``options={"start": (x, y, yaw_deg)}``) starts a new session with that
-seed, about a second. ``reset()`` without either is a /reset_simulation, milliseconds: a new
+seed, about a second: the same seed and the same actions then give the same observations, byte
+for byte. ``reset()`` without either is a /reset_simulation, milliseconds: a new
 episode of the same session, the vehicle back at its start, simulated time and the sensor noise
 going on. Either way the drive-by-wire is enabled and in gear L before the first step.
 """
@@ -187,10 +188,8 @@ class PolarisRouteEnv(gym.Env[dict[str, npt.NDArray[Any]], npt.NDArray[np.float3
             self._scratch = None
 
     def _publish(self, topic: str, message: Any) -> None:
-        """Publish a command, as a stack does. A command the bridge has taken before a step request
-        applies from that request's first step (docs/drive_by_wire.md); one the bridge takes while
-        the request runs applies a request later. Nothing yet tells the environment which, so two
-        episodes of the same seed and actions can differ by a period of a command."""
+        """Publish a command, as a stack does: sent before the step request, it applies from the
+        request's first step (docs/simulation_control.md), so the same actions drive the same way."""
         self._publishers[topic].publish(message)
 
     def _run(self, steps: int) -> StepBatch:

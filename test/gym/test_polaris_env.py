@@ -1,4 +1,4 @@
-"""The PolarisRoute environment: its sessions, its resets and what a bad action does."""
+"""The PolarisRoute environment, by Gymnasium's own checks and by what a learner relies on."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 gym = pytest.importorskip("gymnasium")
+
+from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from acres_bridge.gym import POLARIS_ROUTE, PolarisRouteEnv  # noqa: E402
 
@@ -19,6 +21,29 @@ def env():
     made = gym.make(POLARIS_ROUTE)
     yield made
     made.close()
+
+
+def test_gymnasium_s_checker_passes(env):
+    check_env(env.unwrapped, skip_render_check=True)
+
+
+def test_the_same_seed_and_actions_give_the_same_observations_byte_for_byte(env):
+    runs = []
+    for _ in range(2):
+        observation, _ = env.reset(seed=11)
+        seen = [observation["state"].tobytes()]
+        rewards = []
+        for action in ACTIONS:
+            observation, reward, terminated, truncated, _ = env.step(action)
+            assert not terminated
+            assert not truncated
+            seen.append(observation["state"].tobytes())
+            rewards.append(reward)
+        runs.append((seen, rewards))
+    assert runs[0] == runs[1]
+    final = np.frombuffer(runs[0][0][-1], dtype=np.float32)
+    assert final[2] > 1.0  # it drove: the speed the actions asked for
+    assert abs(final[0]) < 0.5  # still on the route's first straight
 
 
 def test_reset_without_a_seed_is_a_new_episode_of_the_same_session(env):

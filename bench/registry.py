@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from bench import agents, delivery, full_set, latency, lockstep, perception, scenarios, sensor_models
+from bench import agents, delivery, full_set, gym_env, latency, lockstep, perception, scenarios, sensor_models
 from bench.core import Benchmark, Outcome, Row, Settings
 
 __all__ = ["BENCHMARKS", "Benchmark", "Outcome", "Row", "Settings", "row_names"]
@@ -17,6 +17,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     delivery.BENCHMARK,
     agents.BENCHMARK,
     scenarios.BENCHMARK,
+    gym_env.BENCHMARK,
 )
 
 

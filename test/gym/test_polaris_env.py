@@ -79,3 +79,22 @@ def test_an_unknown_observation_or_period_is_refused():
         PolarisRouteEnv(observations=("radar",))
     with pytest.raises(ValueError, match="control_period_s must be a whole number of 1/120 s"):
         PolarisRouteEnv(control_period_s=0.0123)
+
+
+def test_a_vector_of_two_runs_each_environment_in_a_session_of_its_own():
+    envs = gym.make_vec(
+        POLARIS_ROUTE, num_envs=2, vectorization_mode="async", vector_kwargs={"context": "spawn"}
+    )
+    try:
+        observations, _ = envs.reset(seed=[5, 6])
+        assert observations["state"].shape == (2, 5)
+        actions = np.array([[2.0, 0.0], [1.0, 0.01]], dtype=np.float32)
+        for _ in range(10):
+            observations, rewards, terminated, truncated, infos = envs.step(actions)
+        assert not truncated.any()
+        assert rewards.shape == (2,)
+        assert not terminated.any()
+        assert observations["state"][0, 2] > observations["state"][1, 2]  # each drove its own action
+        assert infos["sim_time_s"].tolist() == pytest.approx([1.0, 1.0])
+    finally:
+        envs.close()

@@ -312,11 +312,10 @@ def _wait_for_stack(session: IsolatedSession, vehicle: str, deadline: float) -> 
     _log.info("the stack published none of the %s's command topics within %g s", vehicle, STACK_READY_S)
 
 
-def _command_subscriptions(
-    session: IsolatedSession, commands: Sequence[TopicSpec], on: Callable[[str, Any], None]
-) -> None:
-    """Subscriptions to the stack's command topics a criterion counts, with the bridge's QoS."""
-    for spec in commands:
+def _subscribe(session: IsolatedSession, specs: Sequence[TopicSpec], on: Callable[[str, Any], None]) -> None:
+    """Subscriptions of the session's node to `specs` with their table's QoS and a history deep
+    enough for a burst; `on(topic, message)` gets each message."""
+    for spec in specs:
         assert spec.qos is not None
         qos = spec.qos.to_rclpy()
         qos.history, qos.depth = HistoryPolicy.KEEP_LAST, _SUBSCRIBER_DEPTH
@@ -347,7 +346,7 @@ def _lockstep(
             arrived.append((topic, message))
 
     table = load_profiles().table(scenario.session.first_vehicle)
-    _command_subscriptions(session, [s for s in table if s.direction is Direction.SUBSCRIBE], on_command)
+    _subscribe(session, [s for s in table if s.direction is Direction.SUBSCRIBE], on_command)
     watched = [s.name for s in published] or ["/clock"]
     reader.names.setdefault("/clock", "/clock")
     executor = SingleThreadedExecutor(context=session.node.context)
@@ -401,13 +400,8 @@ def _realtime(
 
     profiles = load_profiles()
     clock = _table_topic(profiles, scenario.session.first_vehicle, "/clock")
-    for spec in published if any(s.name == "/clock" for s in published) else (*published, clock):
-        assert spec.qos is not None
-        qos = spec.qos.to_rclpy()
-        qos.history, qos.depth = HistoryPolicy.KEEP_LAST, _SUBSCRIBER_DEPTH
-        topic = resolve_name(spec.ros_name, "")
-        node.create_subscription(spec.message_class(), topic, partial(on_message, topic), qos)
-    _command_subscriptions(session, commands, on_message)
+    read = [*published] if any(s.name == "/clock" for s in published) else [*published, clock]
+    _subscribe(session, [*read, *commands], on_message)
     executor = SingleThreadedExecutor(context=node.context)
     executor.add_node(node)
     try:

@@ -75,3 +75,25 @@ def test_an_episode_past_its_wall_clock_limit_is_an_error_and_leaves_nothing_run
     assert "--- last lines of simulator.log ---" in result.error
     assert json.loads((tmp_path / "slow" / "verdict.json").read_text())["verdict"] == "ERROR"
     assert list(run_processes(tmp_path)) == []
+
+
+REALTIME = """\
+acres_scenario: 1
+name: free_run
+session: {vehicle: polaris}
+duration_s: 3
+stepping: {mode: realtime}
+stack: {builtin: autopilot}
+criteria:
+  - {kind: min_distance, min_m: 1}
+  - {kind: no_dbw_override}
+"""
+
+
+def test_a_real_time_episode_runs_until_its_clock_passes_the_duration(tmp_path):
+    (episode,) = expand(parse_scenario(REALTIME))
+    result = run_episode(episode, tmp_path, scenario_dir=tmp_path)
+    assert result.verdict is Verdict.PASS, result.error or result.failed
+    assert result.metrics["sim_time_s"] >= 3.0
+    assert result.metrics["messages"]["/sim/ground_truth/odom"] > 0
+    assert list(run_processes(tmp_path)) == []

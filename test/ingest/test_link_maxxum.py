@@ -274,7 +274,9 @@ def test_frames_reach_the_listener_without_barriers_and_bad_datagrams_and_lost_f
     sim.can.sendto(b"ACAN garbage", sim.can_peer)
     sim.send(GROUP[:2])
     sim.send((barrier_frame(step=24, stamp_ns=200_000_000, frames_sent=5),))  # 3 of 5 lost
+    # The receipt's problems are counted before its frames reach the listener: wait for both.
     wait_for(lambda: session.link.counters.can_problems["lost"], "the lost frames")
+    wait_for(lambda: len(session.recorder.can) >= len(GROUP) + 2, "the frames at the listener")
     assert session.recorder.can == [*GROUP, *GROUP[:2]]
     assert session.link.counters.can_frames == 15
     assert session.link.counters.can_problems == {"datagram": 1, "lost": 3}

@@ -50,9 +50,9 @@ $(STAMPS)/venv:
 	mkdir -p $(STAMPS)
 	touch $@
 
-$(STAMPS)/deps: $(STAMPS)/venv requirements.txt requirements-build.txt requirements-dev.txt constraints.txt
+$(STAMPS)/deps: $(STAMPS)/venv requirements.txt requirements-build.txt requirements-dev.txt requirements-rl.txt constraints.txt
 	$(PIP) install --quiet -c constraints.txt pip setuptools wheel
-	$(PIP) install --quiet -c constraints.txt -r requirements.txt -r requirements-build.txt -r requirements-dev.txt
+	$(PIP) install --quiet -c constraints.txt -r requirements.txt -r requirements-build.txt -r requirements-dev.txt -r requirements-rl.txt
 	touch $@
 
 $(STAMPS)/interfaces: $(STAMPS)/deps $(INTERFACE_INPUTS)
@@ -114,7 +114,7 @@ bench: setup
 pins:
 	rm -rf build/pins-venv && $(PYTHON) -m venv build/pins-venv
 	build/pins-venv/bin/pip install --quiet -U pip
-	build/pins-venv/bin/pip install --quiet -r requirements.txt -r requirements-build.txt -r requirements-dev.txt
+	build/pins-venv/bin/pip install --quiet -r requirements.txt -r requirements-build.txt -r requirements-dev.txt -r requirements-rl.txt
 	{ sed -n '1,/Refresh: make pins/p' constraints.txt; build/pins-venv/bin/pip freeze --all; } > constraints.txt.new
 	mv constraints.txt.new constraints.txt
 

@@ -30,12 +30,13 @@ setup(
     data_files=data_files(),
     package_data={PACKAGE: ["container/fastdds_bridge.xml"]},
     install_requires=["setuptools"],
+    # Learning over acres_bridge.gym (RLlib, Stable-Baselines3): optional, pinned in constraints.txt.
+    extras_require={"rl": ["ray[rllib]", "torch", "stable-baselines3"]},
     zip_safe=False,
     maintainer="ACRES simulator team",
     maintainer_email="acres@purdue.edu",
     description="ROS 2 bridge of the ACRES agricultural vehicle simulator",
     license="Apache-2.0",
-    tests_require=["pytest"],
     entry_points={
         "console_scripts": [
             "acres_topics = acres_bridge.topics_cli:main",

@@ -62,7 +62,7 @@ def test_reset_without_a_seed_is_a_new_episode_of_the_same_session(env):
     [
         (np.zeros(3, np.float32), r"action must have shape \(2,\), found \(3,\)"),
         (np.array([np.nan, 0.0], np.float32), "action must be finite"),
-        (np.array([1.0, 0.5], np.float32), "outside the space: speed 0..5 m/s, curvature -0.2..0.2 1/m"),
+        (np.array([1.0, 0.5], np.float32), "outside the space: speed_mps 0..5, curvature_1pm -0.2..0.2"),
         (np.array([-1.0, 0.0], np.float32), "outside the space"),
     ],
 )
@@ -75,7 +75,7 @@ def test_a_bad_action_is_a_clear_error_and_changes_nothing(env, action, message)
 
 
 def test_an_unknown_observation_or_period_is_refused():
-    with pytest.raises(ValueError, match="observations must be some of"):
+    with pytest.raises(ValueError, match="observations of a polaris must be some of"):
         PolarisRouteEnv(observations=("radar",))
     with pytest.raises(ValueError, match="control_period_s must be a whole number of 1/120 s"):
         PolarisRouteEnv(control_period_s=0.0123)

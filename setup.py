@@ -52,6 +52,7 @@ setup(
             "check_topic_parity = acres_bridge.tools.check_topic_parity:main",
             "check_msg_defs = acres_bridge.tools.check_msg_defs:main",
             "acres_scenario = acres_bridge.scenario.cli:main",
+            "policy_driver = acres_bridge.other.policy_driver:main",
         ],
         # Node classes that the component container loads by name.
         "acres_bridge.components": [

@@ -77,9 +77,11 @@ class Drive:
     vehicle: ClassVar[str]
     layout: ClassVar[_Layout]
     observation_names: ClassVar[tuple[str, ...]] = ("state", "lidar", "camera")
+    default_observations: ClassVar[tuple[str, ...]] = ("state",)
     engage_s: ClassVar[float] = 2.0  # the engagement must show within this much simulated time
 
-    def __init__(self, observations: Sequence[str], route: Route | None = None) -> None:
+    def __init__(self, observations: Sequence[str] | None, route: Route | None = None) -> None:
+        observations = self.default_observations if observations is None else observations
         unknown = [o for o in observations if o not in self.observation_names]
         if unknown or not observations:
             raise ValueError(
@@ -201,7 +203,7 @@ class PolarisDrive(Drive):
 
     def __init__(
         self,
-        observations: Sequence[str] = ("state",),
+        observations: Sequence[str] | None = None,
         *,
         max_speed_mps: float = 5.0,
         route: Route | None = None,
@@ -259,13 +261,14 @@ class MaxxumDrive(Drive):
     vehicle = "maxxum"
     layout = _Layout(odom="odom", lidar="lidar/points", camera="camera/image_raw")
     observation_names = ("state", "implement", "lidar", "camera")
+    default_observations = ("state", "implement")
     action_names = ("speed_mps", "curvature_1pm", "hitch_lever")
     engage_s = 5.0
     IMPLEMENT: Final = "implement/state"
 
     def __init__(
         self,
-        observations: Sequence[str] = ("state", "implement"),
+        observations: Sequence[str] | None = None,
         *,
         max_speed_mps: float = 3.0,
         pto: bool = True,
@@ -338,6 +341,4 @@ def drive_for(vehicle: str, observations: Sequence[str] | None = None, **options
     }
     if vehicle not in kinds:
         raise ValueError(f"vehicle must be one of {sorted(kinds)}, found {vehicle!r}")
-    if observations is None:
-        return kinds[vehicle](**options)
     return kinds[vehicle](observations, **options)

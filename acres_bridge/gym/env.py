@@ -269,7 +269,7 @@ class PolarisRouteEnv(RouteEnv):
     /vehicle/ulc/cmd and /vehicle/steering/cmd; observations some of state, lidar, camera."""
 
     def __init__(
-        self, *, observations: Sequence[str] = ("state",), max_speed_mps: float = 5.0, **options: Any
+        self, *, observations: Sequence[str] | None = None, max_speed_mps: float = 5.0, **options: Any
     ) -> None:
         super().__init__(PolarisDrive(observations, max_speed_mps=max_speed_mps), **options)
 
@@ -282,7 +282,7 @@ class MaxxumFieldEnv(RouteEnv):
     def __init__(
         self,
         *,
-        observations: Sequence[str] = ("state", "implement"),
+        observations: Sequence[str] | None = None,
         max_speed_mps: float = 3.0,
         pto: bool = True,
         **options: Any,

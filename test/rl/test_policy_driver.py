@@ -82,12 +82,12 @@ def test_a_bad_action_of_the_policy_is_counted_and_sends_nothing(bad):
     try:
         node = PolicyDriver(policy=bad, context=context)
         sent: list[tuple[str, object]] = []
-        node._commands = {topic: _Recorder(topic, sent) for topic in node._commands}  # noqa: SLF001
+        node._commands = {topic: _Recorder(topic, sent) for topic in node._commands}
         gear = GearReport()
         gear.gear.value = GEAR_L
         node.latest.update({"/vehicle/dbw_enabled": Bool(data=True), "/vehicle/gear/report": gear})
         for stamp_ns in (50_000_000, 100_000_000, 150_000_000, 200_000_000):
-            node._on_odometry(_odometry(stamp_ns))  # noqa: SLF001
+            node._on_odometry(_odometry(stamp_ns))
         assert node.periods == 2  # the odometry of 0.1 s and 0.2 s ended a period each
         assert node.bad_actions == 2
         assert node.actions == 0

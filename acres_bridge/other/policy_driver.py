@@ -21,9 +21,14 @@ Parameters (read-only):
   control_period_s  the control period in s of the odometry's stamps (default 0.1)
   max_speed_mps     the action space's highest speed (default: the environment's, 5.0 / 3.0)
   pto               the Maxxum's PTO while driving (default true)
+  resend_s          re-send the period's commands each this much odometry time (default 0.02,
+                    50 Hz: the drive-by-wire times a command out after 0.1 s, so a 10 Hz policy
+                    alone would let it lapse on the slightest delay); 0 sends once a period,
+                    which a lockstep test that counts a command per period wants
 
 An action the policy gets wrong (an exception, a wrong shape, NaN, outside the action space) is
-logged (at most once a second), counted, and sends nothing for that period.
+logged (at most once a second), counted, and sends nothing (nor re-sends the last commands) for
+that period, so the vehicle's command timeout stops it.
 """
 
 from __future__ import annotations
@@ -32,11 +37,12 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 
 from acres_bridge.errors import ParameterError
-from acres_bridge.gym.drive import Drive, MaxxumDrive, PolarisDrive
+from acres_bridge.gym.drive import Command, Drive, MaxxumDrive, PolarisDrive
 from acres_bridge.gym.policy import Policy, PolicyError, load_policy
 from acres_bridge.other import _wiring
 
@@ -64,6 +70,19 @@ class PolicyDriver(Node):
             )
             * 1e9
         )
+        self.resend_ns = round(
+            _wiring.finite_parameter(
+                self,
+                "resend_s",
+                0.02,
+                "re-send the period's commands each this much odometry time (0: once a period)",
+                valid=lambda v: 0.0 <= v <= 10.0,
+                expected="from 0 to 10 s",
+            )
+            * 1e9
+        )
+        self.held: list[Command] = []  # the commands of the current period, re-sent each resend_s
+        self.sent_ns = 0
         self.policy_name, loaded = self._policy(given=policy is not None)
         chosen = policy or loaded
         assert chosen is not None
@@ -139,13 +158,20 @@ class PolicyDriver(Node):
             self.next_tick_ns = (stamp_ns // self.period_ns + 1) * self.period_ns
             return
         if stamp_ns < self.next_tick_ns:
+            if self.resend_ns and self.held and stamp_ns - self.sent_ns >= self.resend_ns:
+                self._publish(self.held, stamp_ns)  # keeps the vehicle's command timeout from running out
             return
         self.next_tick_ns = (stamp_ns // self.period_ns + 1) * self.period_ns
         self.periods += 1
         self.get_logger().debug(f"period {self.periods} at the odometry of {stamp_ns} ns")
-        self._control()
+        self._control(stamp_ns)
 
-    def _control(self) -> None:
+    def _publish(self, commands: list[Command], stamp_ns: int) -> None:
+        for topic, command in commands:
+            self._commands[topic].publish(command)
+        self.sent_ns = stamp_ns
+
+    def _control(self, stamp_ns: int) -> None:
         """One control period: engage, or the policy's action, sent as the vehicle's commands."""
         commands = self.drive.engage(self.latest)
         if commands is None:
@@ -158,13 +184,15 @@ class PolicyDriver(Node):
                     f"the policy's action was refused ({self.bad_actions} so far), nothing sent: {error}",
                     throttle_duration_sec=_LOG_PERIOD_S,
                 )
+                self.held = []  # nothing more is sent: the vehicle's command timeout stops it
                 return
             commands = self.drive.commands(action)
+            self.held = commands
             self.actions += 1
         else:
             self.get_logger().debug(f"engaging: {[topic for topic, _ in commands]}")
-        for topic, command in commands:
-            self._commands[topic].publish(command)
+            self.held = self.drive.commands(np.zeros(self.drive.action_space.shape))
+        self._publish(commands, stamp_ns)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -131,3 +131,24 @@ def test_a_bad_parameter_stops_the_node_with_status_2_and_says_why(arguments, me
     assert done.returncode == 2, done.stderr
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_period_s_commands_are_re_sent_each_resend_s_of_odometry_and_a_new_action_each_period():
+    context = Context()
+    rclpy.init(context=context, args=[])
+    try:
+        node = PolicyDriver(policy=route_follower, context=context)
+        sent: list[tuple[str, object]] = []
+        node._commands = {topic: _Recorder(topic, sent) for topic in node._commands}
+        gear = GearReport()
+        gear.gear.value = GEAR_L
+        node.latest.update({"/vehicle/dbw_enabled": Bool(data=True), "/vehicle/gear/report": gear})
+        for stamp_ms in range(10, 301, 10):
+            node._on_odometry(_odometry(stamp_ms * 1_000_000))
+        ulc = [message for topic, message in sent if topic == "/vehicle/ulc/cmd"]
+        # New actions at 0.1, 0.2 and 0.3 s; the held ones again at 0.12 .. 0.18 and 0.22 .. 0.28 s.
+        assert (node.periods, node.actions, len(ulc)) == (3, 3, 11)
+        assert {topic for topic, _ in sent} == {"/vehicle/ulc/cmd", "/vehicle/steering/cmd"}
+        node.destroy_node()
+    finally:
+        context.try_shutdown()

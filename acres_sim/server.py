@@ -12,8 +12,11 @@ flushed after each step (free run) or each request (lockstep), so a long request
 handful of system calls, not one per message.
 
 The vehicle channel of a Polaris carries its drive-by-wire: each DBW_COMMAND goes to the world as
-soon as it is read (it applies from the next physics step, so in lockstep from the first step of
-the next request), and each report line (50 Hz) goes out on that agent's vehicle channel. A
+soon as it is read in free run (it applies from the next physics step); in lockstep it waits for
+the first STEP_REQUEST whose command_seqs counts it and applies from that request's first step
+(a request with 0 applies all that came), so however commands and requests interleave on their
+two sockets, the same requests give the same steps. Each report line (50 Hz) goes out on that
+agent's vehicle channel. MAXXUM_COMMAND is held and applied the same way. A
 command for a Maxxum or with an invalid value is logged and ignored; it still counts for the
 command numbers that STEP_REQUEST waits for.
 
@@ -76,6 +79,7 @@ __all__ = ["SimServer", "StepObserver"]
 _log = logging.getLogger("acres_sim.server")
 _FLUSH_BYTES = 1 << 20
 _COMMAND_WAIT_S = 10.0  # a step request waits this long for the commands sent before it
+_HELD_COMMANDS = 4096  # lockstep: commands held for their request, at most (a client that never steps)
 _HOUSEKEEPING_S = 0.1  # while stepping: new clients, pending output, handshakes, this often
 # Free run: one perception step at a time with the render thread. A step that comes while it is
 # busy is skipped, so a frame is never more than one render late and frames never bunch up.
@@ -380,16 +384,41 @@ class SimServer:
                 connection.command_seq,
             )
         connection.command_seq = max(connection.command_seq, seq)
+        if self.world.lockstep:
+            # Applied by the request that counts it, not by whichever read came first: the same
+            # requests then give the same steps, however the commands and requests interleave.
+            connection.held.append((seq, command))
+            if len(connection.held) > _HELD_COMMANDS:  # a client that never steps: apply the oldest
+                self._apply_command(connection.agent, *connection.held.pop(0))
+            return
+        self._apply_command(connection.agent, seq, command)
+
+    def _apply_held(self, seqs: Sequence[int]) -> None:
+        """Apply each vehicle channel's held commands that the request counts (``seqs``, per agent:
+        the last command the bridge sent before it; 0 counts them all, for a client that does not
+        number its requests' commands); later ones wait for a later request."""
+        for connection in self._connections:
+            if connection.listener != "vehicle" or not connection.held:
+                continue
+            wanted = seqs[connection.agent] if connection.agent < len(seqs) else 0
+            due = [(q, c) for q, c in connection.held if wanted == 0 or q <= wanted]
+            connection.held = [(q, c) for q, c in connection.held if not (wanted == 0 or q <= wanted)]
+            for seq, command in due:
+                self._apply_command(connection.agent, seq, command)
+
+    def _apply_command(self, agent: int, seq: int, command: object) -> None:
+        """Hand a vehicle command to the world (or log why not)."""
         try:
             if isinstance(command, DbwCommand):
-                self.world.apply_dbw_command(connection.agent, command)
+                self.world.apply_dbw_command(agent, command)
             else:
-                self.world.apply_tractor_command(connection.agent, command_from_message(command))
+                assert isinstance(command, MaxxumCommand)
+                self.world.apply_tractor_command(agent, command_from_message(command))
         except AcresSimError as error:
             reason = str(error)  # one kind per reason: a flood of one bad command is one line per 5 s
             self._warn.warning(
-                f"command/{connection.agent}/{reason}",
-                f"vehicle/{connection.agent}: command {seq} ignored: {reason}",
+                f"command/{agent}/{reason}",
+                f"vehicle/{agent}: command {seq} ignored: {reason}",
             )
 
     def _can_commands(self, can: CanPort) -> None:
@@ -422,6 +451,7 @@ class SimServer:
             )
             return
         self._await_commands(request.command_seqs)
+        self._apply_held(request.command_seqs)
         next_housekeeping = time.monotonic() + _HOUSEKEEPING_S
         for _ in range(request.steps):
             if self._stopping:  # SIGINT or SIGTERM mid-request: end now; closing tells the bridge

@@ -183,6 +183,25 @@ def test_a_command_sent_before_a_step_request_applies_at_its_first_step(serve) -
     )
 
 
+def test_a_command_the_request_does_not_count_waits_for_the_next_request(serve) -> None:  # type: ignore[no-untyped-def]
+    """Sent before the request but numbered after what the request counts (the bridge sent it
+    once the request was on its way), the steering waits for the request that counts it, however
+    the two sockets' bytes interleave: the same requests give the same steps."""
+    server = serve()
+    control, _, hello = connect(server)
+    vehicle = vehicle_channel(server, hello)
+    vehicle.send(ENABLE)
+    vehicle.send(STEER_LEFT)
+    time.sleep(0.1)  # both are in the simulator's socket before the request: it reads them together
+    control.send(StepRequest(request_id=1, steps=1, command_seqs=(1,)))
+    control.until(StepDone)
+    assert server.world.agent(0).dbw_enabled
+    assert server.world.agent(0).state.steer == 0.0  # command 2 is not this request's
+    control.send(StepRequest(request_id=2, steps=1, command_seqs=(2,)))
+    control.until(StepDone)
+    assert server.world.agent(0).state.steer > 0.0
+
+
 def test_a_step_request_waits_for_a_command_that_arrives_late(serve) -> None:  # type: ignore[no-untyped-def]
     server = serve()
     control, _, hello = connect(server)

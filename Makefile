@@ -59,9 +59,9 @@ $(STAMPS)/interfaces: $(STAMPS)/deps $(INTERFACE_INPUTS)
 	$(PY) tools/build_interfaces.py
 	touch $@
 
-$(STAMPS)/package: $(STAMPS)/interfaces $(ROS2_TOOLS_STAMP) $(PACKAGE_INPUTS) tools/link_executables.py
+$(STAMPS)/package: $(STAMPS)/interfaces $(ROS2_TOOLS_STAMP) $(PACKAGE_INPUTS)
 	$(PIP) install --quiet --no-deps --no-build-isolation .
-	$(PY) tools/link_executables.py
+	$(PY) -m acres_bridge.tools.link_executables
 	# The compiled ray kernels, into numba's cache beside each copy of acres_sim (about half a
 	# minute each): the working tree's (tests, python -m) and the installed one (ros2 launch, run).
 	$(PY) -c 'from acres_sim.compiled_cast import warm_up; warm_up()'

@@ -54,6 +54,8 @@ setup(
             "acres_scenario = acres_bridge.scenario.cli:main",
             "policy_driver = acres_bridge.other.policy_driver:main",
         ],
+        # The test kit's fixture (acres_bridge.testing): off unless a test asks for acres_sim.
+        "pytest11": ["acres_sim = acres_bridge.testing.pytest_plugin"],
         # Node classes that the component container loads by name.
         "acres_bridge.components": [
             "acres_bridge::Heartbeat = acres_bridge.container.heartbeat:Heartbeat",

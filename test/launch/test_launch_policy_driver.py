@@ -54,7 +54,9 @@ def generate_test_description() -> LaunchDescription:
     driver = launch_ros.actions.Node(
         package="acres_bridge",
         executable="policy_driver",
-        parameters=[{"use_sim_time": True, "policy": "acres_bridge.gym.policy:route_follower", "resend_s": 0.0}],
+        parameters=[
+            {"use_sim_time": True, "policy": "acres_bridge.gym.policy:route_follower", "resend_s": 0.0}
+        ],
         output="screen",
     )
     return LaunchDescription(

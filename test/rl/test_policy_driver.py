@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ from rclpy.context import Context
 from std_msgs.msg import Bool
 
 from acres_bridge.gym.drive import GEAR_L, PolarisDrive
-from acres_bridge.gym.policy import PolicyError, load_policy, route_follower
+from acres_bridge.gym.policy import Policy, PolicyError, load_policy, route_follower
 from acres_bridge.other.policy_driver import PolicyDriver
 
 
@@ -73,36 +74,50 @@ def _odometry(stamp_ns: int) -> Odometry:
     return message
 
 
-@pytest.mark.parametrize(
-    "bad", [lambda _: np.array([np.nan, 0.0]), lambda _: np.zeros(3), lambda _: [9.0, 0.0], lambda _: 1 / 0]
-)
-def test_a_bad_action_of_the_policy_is_counted_and_sends_nothing(bad):
-    context = Context()
-    rclpy.init(context=context, args=[])
-    try:
-        node = PolicyDriver(policy=bad, context=context)
-        sent: list[tuple[str, object]] = []
-        node._commands = {topic: _Recorder(topic, sent) for topic in node._commands}
-        gear = GearReport()
-        gear.gear.value = GEAR_L
-        node.latest.update({"/vehicle/dbw_enabled": Bool(data=True), "/vehicle/gear/report": gear})
-        for stamp_ns in (50_000_000, 100_000_000, 150_000_000, 200_000_000):
-            node._on_odometry(_odometry(stamp_ns))
-        assert node.periods == 2  # the odometry of 0.1 s and 0.2 s ended a period each
-        assert node.bad_actions == 2
-        assert node.actions == 0
-        assert sent == []
-        node.destroy_node()
-    finally:
-        context.try_shutdown()
-
-
 class _Recorder:
     def __init__(self, topic: str, sent: list[tuple[str, object]]) -> None:
         self.topic, self.sent = topic, sent
 
     def publish(self, message: object) -> None:
         self.sent.append((self.topic, message))
+
+
+@pytest.fixture
+def engaged_driver() -> Iterator[Callable[[Policy], tuple[PolicyDriver, list[tuple[str, object]]]]]:
+    """A PolicyDriver in a context of its own whose Polaris reports engaged, and what it sends."""
+    context = Context()
+    rclpy.init(context=context, args=[])
+    made: list[PolicyDriver] = []
+
+    def make(policy: Policy) -> tuple[PolicyDriver, list[tuple[str, object]]]:
+        node = PolicyDriver(policy=policy, context=context)
+        made.append(node)
+        sent: list[tuple[str, object]] = []
+        node._commands = {topic: _Recorder(topic, sent) for topic in node._commands}
+        gear = GearReport()
+        gear.gear.value = GEAR_L
+        node.latest.update({"/vehicle/dbw_enabled": Bool(data=True), "/vehicle/gear/report": gear})
+        return node, sent
+
+    try:
+        yield make
+    finally:
+        for node in made:
+            node.destroy_node()
+        context.try_shutdown()
+
+
+@pytest.mark.parametrize(
+    "bad", [lambda _: np.array([np.nan, 0.0]), lambda _: np.zeros(3), lambda _: [9.0, 0.0], lambda _: 1 / 0]
+)
+def test_a_bad_action_of_the_policy_is_counted_and_sends_nothing(engaged_driver, bad):
+    node, sent = engaged_driver(bad)
+    for stamp_ns in (50_000_000, 100_000_000, 150_000_000, 200_000_000):
+        node._on_odometry(_odometry(stamp_ns))
+    assert node.periods == 2  # the odometry of 0.1 s and 0.2 s ended a period each
+    assert node.bad_actions == 2
+    assert node.actions == 0
+    assert sent == []
 
 
 @pytest.mark.parametrize(
@@ -133,22 +148,13 @@ def test_a_bad_parameter_stops_the_node_with_status_2_and_says_why(arguments, me
     assert "Traceback" not in done.stderr
 
 
-def test_the_period_s_commands_are_re_sent_each_resend_s_of_odometry_and_a_new_action_each_period():
-    context = Context()
-    rclpy.init(context=context, args=[])
-    try:
-        node = PolicyDriver(policy=route_follower, context=context)
-        sent: list[tuple[str, object]] = []
-        node._commands = {topic: _Recorder(topic, sent) for topic in node._commands}
-        gear = GearReport()
-        gear.gear.value = GEAR_L
-        node.latest.update({"/vehicle/dbw_enabled": Bool(data=True), "/vehicle/gear/report": gear})
-        for stamp_ms in range(10, 301, 10):
-            node._on_odometry(_odometry(stamp_ms * 1_000_000))
-        ulc = [message for topic, message in sent if topic == "/vehicle/ulc/cmd"]
-        # New actions at 0.1, 0.2 and 0.3 s; the held ones again at 0.12 .. 0.18 and 0.22 .. 0.28 s.
-        assert (node.periods, node.actions, len(ulc)) == (3, 3, 11)
-        assert {topic for topic, _ in sent} == {"/vehicle/ulc/cmd", "/vehicle/steering/cmd"}
-        node.destroy_node()
-    finally:
-        context.try_shutdown()
+def test_the_period_s_commands_are_re_sent_each_resend_s_of_odometry_and_a_new_action_each_period(
+    engaged_driver,
+):
+    node, sent = engaged_driver(route_follower)
+    for stamp_ms in range(10, 301, 10):
+        node._on_odometry(_odometry(stamp_ms * 1_000_000))
+    ulc = [message for topic, message in sent if topic == "/vehicle/ulc/cmd"]
+    # New actions at 0.1, 0.2 and 0.3 s; the held ones again at 0.12 .. 0.18 and 0.22 .. 0.28 s.
+    assert (node.periods, node.actions, len(ulc)) == (3, 3, 11)
+    assert {topic for topic, _ in sent} == {"/vehicle/ulc/cmd", "/vehicle/steering/cmd"}

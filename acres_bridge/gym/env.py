@@ -86,6 +86,7 @@ class RouteEnv(gym.Env[dict[str, npt.NDArray[Any]], npt.NDArray[np.float32]]):
         goal_m: float | None = None,
         start: tuple[float, float, float] | None = None,
         start_utc: datetime | None = DEFAULT_START_UTC,
+        scenario: Path | str | None = None,
         render_mode: str | None = None,
         folder: Path | str | None = None,
         rewards: RewardWeights | None = None,
@@ -108,6 +109,7 @@ class RouteEnv(gym.Env[dict[str, npt.NDArray[Any]], npt.NDArray[np.float32]]):
         self.goal_m = self.observer.route.length if goal_m is None else goal_m
         self.start = start
         self.start_utc = start_utc
+        self.starts = _scenario_starts(Path(scenario), drive.vehicle) if scenario is not None else []
         self._folder = Path(folder) if folder is not None else None
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self.action_space = drive.action_space
@@ -123,18 +125,30 @@ class RouteEnv(gym.Env[dict[str, npt.NDArray[Any]], npt.NDArray[np.float32]]):
 
     # ---- the session ---------------------------------------------------------------------------
 
-    def _start_session(self, seed: int, start: tuple[float, float, float] | None) -> None:
+    def _start_session(self, seed: int | None, start: tuple[float, float, float] | None) -> None:
+        """A new session: `seed` (None: the scenario's or a random one) and the start pose of the
+        options, else one of the scenario file's episodes (drawn with the environment's
+        generator), else the environment's."""
         self._close_session()
         if self._folder is None:
             self._scratch = tempfile.TemporaryDirectory(prefix="acres_gym_")
         folder = self._folder or Path(self._scratch.name if self._scratch else ".")
-        start = start or self.start
-        pose = None if start is None else StartPose(x=start[0], y=start[1], yaw_deg=start[2])
+        start_utc = self.start_utc
+        pose = None
+        if start is None and self.starts:
+            drawn = self.starts[int(self.np_random.integers(len(self.starts)))]
+            pose, start_utc = drawn.start, drawn.start_utc
+            seed = drawn.seed if seed is None else seed
+        else:
+            start = start or self.start
+            pose = None if start is None else StartPose(x=start[0], y=start[1], yaw_deg=start[2])
+        if seed is None:
+            seed = int(self.np_random.integers(1 << 31))
         vehicle = self.drive.vehicle
         config = SessionConfig(
             agents=(AgentConfig(name=vehicle, vehicle=vehicle, start=pose),),
             seed=seed,
-            start_utc=self.start_utc,
+            start_utc=start_utc,
             perception=any(
                 topic in self._topics for topic in (self.drive.layout.lidar, self.drive.layout.camera)
             ),
@@ -199,8 +213,7 @@ class RouteEnv(gym.Env[dict[str, npt.NDArray[Any]], npt.NDArray[np.float32]]):
         super().reset(seed=seed)
         start = _start_option(options)
         if self._session is None or seed is not None or start is not None:
-            session_seed = seed if seed is not None else int(self.np_random.integers(1 << 31))
-            self._start_session(session_seed, start)
+            self._start_session(seed, start)
         else:
             assert self._client is not None
             self._client.reset()
@@ -292,6 +305,32 @@ class MaxxumFieldEnv(RouteEnv):
             x, y, yaw = drive.observer.route.pose_at(0.0)
             options["start"] = (x, y, math.degrees(yaw))
         super().__init__(drive, **options)
+
+
+@dataclass(frozen=True)
+class _Start:
+    """Where and when an episode of a scenario file starts, with its seed."""
+
+    start: StartPose | None
+    start_utc: datetime | None
+    seed: int
+
+
+def _scenario_starts(path: Path, vehicle: str) -> list[_Start]:
+    """The start pose, start_utc and seed of each episode of a scenario file's sweep, for a vehicle
+    of `vehicle`; ValueError for a file of another vehicle (its load errors name file and line)."""
+    from acres_bridge.scenario.episode import session_config  # noqa: PLC0415 (the scenario layer)
+    from acres_bridge.scenario.loader import load_scenario  # noqa: PLC0415
+    from acres_bridge.scenario.sweep import expand  # noqa: PLC0415
+
+    scenario = load_scenario(path)
+    if scenario.session.first_vehicle != vehicle:
+        raise ValueError(f"{path}: a scenario of a {scenario.session.first_vehicle}, not of a {vehicle}")
+    starts = []
+    for episode in expand(scenario):
+        config = session_config(episode.scenario)
+        starts.append(_Start(config.agents[0].start, config.start_utc, config.seed))
+    return starts
 
 
 def _start_option(options: dict[str, Any] | None) -> tuple[float, float, float] | None:

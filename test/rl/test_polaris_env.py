@@ -98,3 +98,25 @@ def test_a_vector_of_two_runs_each_environment_in_a_session_of_its_own():
         assert infos["sim_time_s"].tolist() == pytest.approx([1.0, 1.0])
     finally:
         envs.close()
+
+
+def test_a_scenario_file_gives_the_start_pose_the_time_and_the_seed(tmp_path):
+    route = PolarisRouteEnv().observer.route
+    x, y, yaw = route.pose_at(0.0)
+    left = (x - np.sin(yaw), y + np.cos(yaw))  # 1 m left of the route's start
+    scenario = tmp_path / "starts.yaml"
+    scenario.write_text(
+        "acres_scenario: 1\nname: starts\nsession:\n  vehicle: polaris\n"
+        f"  start: {{x: {float(left[0])!r}, y: {float(left[1])!r}, yaw_deg: {float(np.degrees(yaw))!r}}}\n"
+        "duration_s: 10\nstack: {builtin: none}\ncriteria: [{kind: max_speed, max_mps: 10}]\n"
+    )
+    env = PolarisRouteEnv(scenario=scenario)
+    try:
+        observation, _ = env.reset(seed=3)
+        assert observation["state"][0] == pytest.approx(1.0, abs=0.1)  # started where the file says
+    finally:
+        env.close()
+    maxxum = tmp_path / "maxxum.yaml"
+    maxxum.write_text(scenario.read_text().replace("vehicle: polaris", "vehicle: maxxum"))
+    with pytest.raises(ValueError, match="a scenario of a maxxum, not of a polaris"):
+        PolarisRouteEnv(scenario=maxxum)

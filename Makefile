@@ -33,7 +33,8 @@ ROS2_TOOLS_STAMP := $(if $(ROS2_WHEELS),$(STAMPS)/ros2-tools,)
 # The tests run in PYTEST_WORKERS processes (pytest-xdist), a file per worker, each worker in a
 # DDS domain of its own (test/conftest.py). PYTEST_WORKERS=0 runs them in this process alone.
 PYTEST_WORKERS ?= 2
-PYTEST_ARGS ?=
+# The slowest tests are listed at the end of a run: where the suite's time goes, in every CI log.
+PYTEST_ARGS ?= --durations=15
 PYTEST_PARALLEL := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile)
 
 .PHONY: help setup test lint typecheck pytest demo bench pins clean

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]  # the quick run is in a fixture
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK_TIMEOUT_S = 480.0  # a bound against a hang: the quick run takes about 3 min on 2 busy cores

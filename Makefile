@@ -42,7 +42,7 @@ PYTEST_PARALLEL := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --di
 help:
 	@echo "make demo | make test | make bench | make setup | make pins | make clean"
 
-setup: $(STAMPS)/package
+setup: $(STAMPS)/package $(STAMPS)/browser
 
 $(STAMPS)/venv:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -67,6 +67,16 @@ $(STAMPS)/package: $(STAMPS)/interfaces $(ROS2_TOOLS_STAMP) $(PACKAGE_INPUTS)
 	# minute each): the working tree's (tests, python -m) and the installed one (ros2 launch, run).
 	$(PY) -c 'from acres_sim.compiled_cast import warm_up; warm_up()'
 	cd / && $(abspath $(PY)) -c 'from acres_sim.compiled_cast import warm_up; warm_up()'
+	touch $@
+
+# Debian's Chromium, headless, for the test that opens acres_report's page as a person would
+# (test/report/test_report_browser.py). Installed when apt-get can (root); else that test is skipped.
+$(STAMPS)/browser: $(STAMPS)/venv
+	@if command -v chromium >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >/dev/null || \
+	  { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >/dev/null; }; \
+	else echo "setup: chromium is not installed and apt-get cannot install it here: the browser test is skipped"; fi
 	touch $@
 
 # The wheels as they are (checked against their SHA256SUMS), then their PyPI dependencies, pinned.

@@ -53,6 +53,7 @@ setup(
             "check_msg_defs = acres_bridge.tools.check_msg_defs:main",
             "acres_scenario = acres_bridge.scenario.cli:main",
             "policy_driver = acres_bridge.other.policy_driver:main",
+            "acres_report = acres_bridge.report.cli:main",
         ],
         # The test kit's fixture (acres_bridge.testing): off unless a test asks for acres_sim.
         "pytest11": ["acres_sim = acres_bridge.testing.pytest_plugin"],

@@ -6,7 +6,8 @@
 Runs the scenario route_policy.yaml (beside this file, or --scenario) with the policy as the
 stack's ``policy`` parameter: each episode in a session of its own, judged by the scenario's
 criteria. Prints a line per episode and exits 0 when every episode passed, 1 otherwise. The
-episodes' folders (recording.mcap, verdict.json, the node's log) are under --output.
+episodes' folders (recording.mcap, verdict.json, the node's log) and results.jsonl are under
+--output: ``acres_report OUTPUT -o report.html`` makes the run's page.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from acres_bridge.scenario.episode import run_episode
 from acres_bridge.scenario.loader import load_scenario
-from acres_bridge.scenario.results import Verdict
+from acres_bridge.scenario.results import Verdict, append_result
 from acres_bridge.scenario.sweep import expand
 
 HERE = Path(__file__).resolve().parent
@@ -38,6 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     passed = True
     for episode in expand(scenario)[: options.first]:
         result = run_episode(episode, options.output, scenario_dir=options.scenario.resolve().parent)
+        append_result(options.output, result)  # results.jsonl: acres_report OUTPUT -o page.html
         passed = passed and result.verdict is Verdict.PASS
         detail = result.error or ", ".join(result.failed) or "every criterion held"
         print(f"{result.verdict} {result.episode}: {detail} ({result.folder})")

@@ -1,0 +1,99 @@
+"""acres_report on a real scenario run (two episodes of the demo driver, one failing a criterion)
+and on an episode log: the page is one HTML file with the verdict matrix, the distributions, and
+for each episode its plan, its series and links to its recordings."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from acres_bridge.geo.route import acre_loop
+from acres_bridge.report.cli import main
+from acres_bridge.report.episode import EpisodeTrack, cross_track_m
+from acres_bridge.report.plots import plan_svg, series_svg
+
+
+def test_the_route_distance_is_the_distance_to_the_closest_segment():
+    route = acre_loop()
+    rng = np.random.default_rng(4)
+    x, y = rng.uniform(-60, 60, 300), rng.uniform(-70, 70, 300)
+    reference = np.array([route.distance_to(px, py) for px, py in zip(x, y, strict=True)])
+    assert np.allclose(cross_track_m(route, x, y), reference, atol=1e-9)
+
+
+@pytest.mark.integration
+def test_a_sweep_s_page_has_the_matrix_the_distributions_and_each_episode(run_dir: Path, tmp_path: Path):
+    page = tmp_path / "out" / "run.html"
+    assert main([str(run_dir), "-o", str(page)]) == 0
+    text = page.read_text()
+    assert "<script" not in text  # self-contained: nothing to run, nothing to fetch
+    assert not re.search(r'(src|href)="(https?:)?//', text)  # no resource from elsewhere
+    sections = re.findall(r'<section id="(episode-[^"]+)">', text)
+    assert len(sections) == 3
+    for anchor in sections:  # the matrix links to each episode
+        assert f'href="#{anchor}"' in text
+    assert text.count('<span class="verdict" style="background:#2ca02c">PASS</span>') >= 2
+    assert "FAIL" in text  # seed 3 stands still: min_distance fails
+    assert text.count('id="series-speed"') == 3  # every episode has its series
+    assert text.count('id="track"') == 3
+    assert 'id="worst"' not in text  # no cross-track criterion failed: no point marked
+    assert "speed_mps=0.0" in text  # the list's own axis, beside its verdict
+    assert 'id="hist-min_distance"' in text
+    assert 'id="hist-max_cross_track_error"' in text
+    links = re.findall(r'href="([^"#]+\.mcap)"', text)
+    assert len(links) == 6  # recording and episode log of each
+    assert all((page.parent / link).exists() for link in links)
+    again = tmp_path / "out" / "again.html"
+    assert main([str(run_dir), "-o", str(again)]) == 0
+    assert again.read_bytes() == page.read_bytes()  # the same run gives the same page
+
+
+@pytest.mark.integration
+def test_an_episode_log_and_an_episode_folder_have_a_page_each(run_dir: Path, tmp_path: Path):
+    folder = next(p for p in (run_dir / "report_demo").iterdir() if p.name.startswith("seed=3"))
+    log_page, folder_page = tmp_path / "log.html", tmp_path / "folder.html"
+    assert main([str(folder / "episode_log.mcap"), "-o", str(log_page)]) == 0
+    assert main([str(folder), "-o", str(folder_page)]) == 0
+    for page in (log_page, folder_page):
+        text = page.read_text()
+        assert text.count("<svg") == 2  # the plan and the series
+        assert 'id="series-cross_track"' in text
+    assert "Failed: <code>min_distance=0.0</code>" in folder_page.read_text()  # from its verdict.json
+
+
+def test_an_input_that_is_no_run_or_episode_is_refused_with_status_2(tmp_path: Path):
+    done = subprocess.run(
+        [sys.executable, "-m", "acres_bridge.report.cli", str(tmp_path), "-o", str(tmp_path / "x.html")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "expected a scenario run folder (with results.jsonl)" in done.stderr
+    assert not (tmp_path / "x.html").exists()
+    (tmp_path / "empty.mcap").write_bytes(b"")
+    assert main([str(tmp_path / "empty.mcap"), "-o", str(tmp_path / "y.html")]) == 2
+
+
+def test_the_plan_marks_the_largest_error_when_asked_and_the_series_draw_the_limits():
+    route = acre_loop()
+    t = np.linspace(0.0, 5.0, 51)
+    x, y = np.full_like(t, -18.0), np.linspace(-50.0, -40.0, 51)
+    track = EpisodeTrack(
+        "polaris", t, x, y, np.full_like(t, 2.0), np.zeros_like(t), cross_track_m(route, x, y)
+    )
+    worst = int(np.argmax(track.cross_track))
+    marked = plan_svg(track, route, mark_worst=True)
+    assert '<g id="worst">' in marked
+    assert f"at {t[worst]:.1f} s" in marked
+    assert '<g id="worst">' not in plan_svg(track, route)
+    series = series_svg(track, limits={"speed": 3.0})
+    assert '<g id="limit-speed">' in series
+    assert '<g id="limit-cross_track">' not in series
+    assert plan_svg(track, route) == plan_svg(track, route)  # no date, no random ids

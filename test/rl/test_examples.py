@@ -1,4 +1,4 @@
-"""examples/gym as a user runs them: train_ppo.py trains and saves a model, evaluate.py runs it
+"""examples/rl as a user runs them: train_ppo.py trains and saves a model, evaluate.py runs it
 through policy_driver in the route_policy scenario and prints a verdict per episode."""
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ pytest.importorskip(
 
 pytestmark = pytest.mark.integration
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "gym"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "rl"
 
 
 def _run(arguments: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     bin_dir = str(Path(sys.executable).parent)  # ros2 (the scenario's `run` stack) beside this Python
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("PYTHONPATH", None)  # as a user runs them: not with what another test of this worker set
     return subprocess.run(
         [sys.executable, *arguments],
         cwd=cwd,

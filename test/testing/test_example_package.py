@@ -36,6 +36,7 @@ def _run_tests(folder: Path) -> tuple[subprocess.CompletedProcess[str], str]:
     bin_dir = str(Path(sys.executable).parent)  # ros2, beside this Python
     env = {**os.environ, _MARK: mark, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
     env.pop("PYTEST_XDIST_WORKER", None)
+    env.pop("PYTHONPATH", None)  # the package and the kit as installed, not what another test set
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test"],
         cwd=folder,

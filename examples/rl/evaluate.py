@@ -1,7 +1,7 @@
 """Evaluate a policy on the Polaris through policy_driver, the node that drives the real vehicle.
 
-    python examples/gym/evaluate.py route_ppo.zip
-    python examples/gym/evaluate.py acres_bridge.gym.policy:route_follower
+    python examples/rl/evaluate.py route_ppo.zip
+    python examples/rl/evaluate.py acres_bridge.gym.policy:route_follower
 
 Runs the scenario route_policy.yaml (beside this file, or --scenario) with the policy as the
 stack's ``policy`` parameter: each episode in a session of its own, judged by the scenario's

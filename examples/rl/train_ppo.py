@@ -1,7 +1,7 @@
 """Train a route follower for the Polaris with Stable-Baselines3's PPO, and save it.
 
-    python examples/gym/train_ppo.py --steps 20000 --out route_ppo.zip
-    python examples/gym/evaluate.py route_ppo.zip
+    python examples/rl/train_ppo.py --steps 20000 --out route_ppo.zip
+    python examples/rl/evaluate.py route_ppo.zip
 
 The environment is acres/PolarisRoute-v0 (docs/gym.md): the state observation relative to the
 route, the action a speed and a curvature sent as the drive-by-wire commands. The saved model runs

@@ -30,6 +30,7 @@ from rclpy.qos import HistoryPolicy
 from rclpy.signals import SignalHandlerOptions
 
 from acres_bridge.lockstep import SteppingClient
+from acres_bridge.lockstep.stack_reply import wait_for_reply
 from acres_bridge.msg_profiles import Direction, load_profiles
 from acres_bridge.names import resolve_name
 from acres_bridge.scenario.criteria import GROUND_TRUTH
@@ -53,7 +54,6 @@ DEFAULT_TOPICS: Final = {
     "maxxum": ("odom", GROUND_TRUTH["maxxum"], "implement/state", "steering_angle"),
 }
 _COMMAND_DEPTH: Final = 1000
-_DRAIN_S: Final = 0.005  # a spin that takes no command for this long ends the stack's answer
 _NS_PER_S: Final = 1_000_000_000
 
 
@@ -260,19 +260,7 @@ class Sim:
         return keep
 
     def _spin_for_command(self, seen: int, timeout_s: float) -> None:
-        """Spin until more than `seen` commands have come (at most `timeout_s`), then take the
-        commands already on their way (the stack's answer to this chunk may be several messages:
-        taking them all now keeps their stragglers from passing for the answer to the next)."""
-        deadline = time.monotonic() + timeout_s
-        while self.commands_seen <= seen and time.monotonic() < deadline:
-            self._executor.spin_once(timeout_sec=0.01)
-        if self.commands_seen <= seen:
-            return
-        while True:
-            count = self.commands_seen
-            self._executor.spin_once(timeout_sec=_DRAIN_S)
-            if self.commands_seen == count:
-                return
+        wait_for_reply(self._executor, lambda: self.commands_seen, seen, timeout_s)
 
 
 def _row(table: Any, vehicle: str, name: str) -> Any:

@@ -70,7 +70,7 @@ $(STAMPS)/package: $(STAMPS)/interfaces $(ROS2_TOOLS_STAMP) $(PACKAGE_INPUTS)
 	touch $@
 
 # Debian's Chromium, headless, for the test that opens acres_report's page as a person would
-# (test/report/test_report_browser.py). Installed when apt-get can (root); else that test is skipped.
+# (test/report/test_report.py). Installed when apt-get can (root); else that test is skipped.
 $(STAMPS)/browser: $(STAMPS)/venv
 	@if command -v chromium >/dev/null; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

@@ -1,16 +1,20 @@
-"""acres_report on a real scenario run (two episodes of the demo driver, one failing a criterion)
+"""acres_report on a real scenario run (three episodes of the demo driver, one failing a criterion)
 and on an episode log: the page is one HTML file with the verdict matrix, the distributions, and
-for each episode its plan, its series and links to its recordings."""
+for each episode its plan, its series and links to its recordings. Last, the page as a person looks
+at it: opened in headless Chromium, it logs no console message, renders every plot and trace, and
+its screenshot (kept in build/test-artifacts/) shows them. One file: the run is made once."""
 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from acres_bridge.geo.route import acre_loop
 from acres_bridge.report.cli import main
@@ -97,3 +101,57 @@ def test_the_plan_marks_the_largest_error_when_asked_and_the_series_draw_the_lim
     assert '<g id="limit-speed">' in series
     assert '<g id="limit-cross_track">' not in series
     assert plan_svg(track, route) == plan_svg(track, route)  # no date, no random ids
+
+
+# ---- the page as a person looks at it: headless Chromium (Debian's, which set-up installs) ----
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "test-artifacts"
+CHROMIUM = shutil.which("chromium")
+# Flags of a browser that must not reach the network: this machine's is closed, and a test has no need.
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-logging=stderr",
+    "--v=0",
+)
+
+
+def _chromium(page: Path, profile: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    assert CHROMIUM is not None
+    command = [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *extra, page.resolve().as_uri()]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make setup installs Debian's)")
+def test_chromium_renders_every_plot_of_a_sweep_s_page_without_a_console_message(
+    run_dir: Path, tmp_path: Path
+):
+    page = tmp_path / "run.html"
+    assert main([str(run_dir), "-o", str(page)]) == 0
+
+    dom = _chromium(page, tmp_path / "profile-dom", "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert ":CONSOLE(" not in dom.stderr, [line for line in dom.stderr.splitlines() if "CONSOLE" in line]
+    rendered = dom.stdout
+    assert len(re.findall(r"<svg[ >]", rendered)) == 3 * 2 + 2  # plan + series per episode, 2 histograms
+    for trace in ("route", "track", "series-speed", "series-steering", "series-cross_track"):
+        assert len(re.findall(rf'<g id="{trace}"', rendered)) == 3, trace
+    for path_data in re.findall(r'<g id="track">\s*<path d="([^"]+)"', rendered):
+        assert path_data.count("L") > 20  # the trace has its points
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / "report_sweep.png"
+    shot.unlink(missing_ok=True)
+    taken = _chromium(page, tmp_path / "profile-shot", "--window-size=1280,3000", f"--screenshot={shot}")
+    assert taken.returncode == 0, taken.stderr[-2000:]
+    pixels = np.asarray(Image.open(shot).convert("RGB"), dtype=np.int16)
+    assert pixels.shape[:2] == (3000, 1280)
+    blue = np.abs(pixels - np.array([0x1F, 0x77, 0xB4])).sum(axis=2) < 40  # the tracks' colour
+    assert blue.sum() > 2000  # the plots were drawn, not a blank page

@@ -16,6 +16,7 @@ docs/simulation_control.md has the contract.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import time
@@ -26,7 +27,7 @@ from acres_interfaces.msg import StepDelivery
 from rclpy.executors import Executor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
-from simulation_interfaces.msg import Result
+from simulation_interfaces.msg import Result, SimulationState
 from simulation_interfaces.srv import GetSimulationState, ResetSimulation, StepSimulation
 
 from acres_bridge.errors import SteppingError
@@ -207,7 +208,9 @@ class SteppingClient:
 
     def _warm_up(self, deadline: float) -> None:
         """Once: the services are up and have answered this node (Fast DDS drops the answer to a
-        client that has not yet matched), and every watched topic has matched the bridge."""
+        client that has not yet matched), the bridge is connected to its simulator (a bridge and a
+        simulator started together, as a launch file does, take a moment to meet), and every
+        watched topic has matched the bridge."""
         if self._ready:
             return
         self._wait(self._step.service_is_ready, deadline, lambda: "no /step_simulation: is a bridge running?")
@@ -215,11 +218,17 @@ class SteppingClient:
             future = self._state.call_async(GetSimulationState.Request())
             try:
                 self._wait(future.done, min(deadline, time.monotonic() + _WARM_UP_ASK_S), lambda: "")
-                break
             except SteppingError:
                 self._state.remove_pending_request(future)
                 if time.monotonic() >= deadline:
                     raise SteppingError("/get_simulation_state never answered") from None
+                continue
+            if future.result().state.state != SimulationState.STATE_NO_WORLD:
+                break
+            if time.monotonic() >= deadline:
+                raise SteppingError(f"the bridge was not connected to a simulator within {self.timeout_s} s")
+            with contextlib.suppress(SteppingError):  # a pause before asking again
+                self._wait(lambda: False, min(deadline, time.monotonic() + _SPIN_S), lambda: "")
         subscriptions = {**self._subscriptions, STEP_DELIVERIES: self._delivery_subscription}
         self._wait(
             lambda: all(s.get_publisher_count() > 0 for s in subscriptions.values()),

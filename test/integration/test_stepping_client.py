@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -183,3 +184,20 @@ def test_the_example_receives_every_message_of_its_steps(processes: Processes) -
         f"250 steps: /clock 250, /vehicle/odom {odometry}, /lidar/points {frames}, /camera/image_raw {frames}"
     )
     assert line in example.output
+
+
+def test_the_first_step_waits_for_the_bridge_to_meet_its_simulator(processes: Processes, ros: Ros) -> None:
+    """A bridge and a simulator started together (as a launch file starts them) take a moment to
+    meet: the first step waits for that rather than being refused as "not connected"."""
+    port = free_port()
+    processes.bridge(port, perception=False)
+    later = threading.Timer(1.0, processes.simulator, args=(port,))
+    later.start()
+    client = SteppingClient(ros.node, ["/clock"], executor=ros.executor, timeout_s=60.0)
+    try:
+        batch = client.step(12)
+    finally:
+        later.join()
+        client.destroy()
+    assert len(batch.steps) == 12
+    assert batch.count("/clock") == 12

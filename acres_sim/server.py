@@ -72,7 +72,7 @@ from acres_sim.sensor_model import SensorFrame
 from acres_sim.sensors import CaptureJob
 from acres_sim.tractor import command_from_message, observation_message
 from acres_sim.world import StepOutput, World
-from acres_sim.world_wire import sensor_frame, sensor_meta, wire_ins
+from acres_sim.world_wire import scene_layout, sensor_frame, sensor_meta, wire_ins
 
 __all__ = ["SimServer", "StepObserver"]
 
@@ -169,6 +169,7 @@ class SimServer:
             seed=world.seed,
             physics_hz=PHYSICS_HZ,
             agents=tuple(agents),
+            scene=scene_layout(world.scene, world.map_name),
         )
         self._metas = [sensor_meta(world, index) for index in range(len(agents))]
         self._stopping = False

@@ -1,19 +1,71 @@
-"""The world's samples as wire messages (docs/protocol.md): an INS sample, an agent's SENSOR_META
-and a sensor frame (a cloud's LIDAR frame, an image's CAMERA frame: each sensor model gives its own
-wire form). Pure: the server sends what these return."""
+"""The world's samples as wire messages (docs/protocol.md): an INS sample, an agent's SENSOR_META,
+a sensor frame (a cloud's LIDAR frame, an image's CAMERA frame: each sensor model gives its own
+wire form) and the scene a HELLO describes. Pure: the server sends what these return."""
 
 from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
 
 from acres_bridge.geo.georef import UTM16N_EPSG
 from acres_bridge.wire import InsSample as WireIns
 from acres_bridge.wire import SensorMeta, SensorMount
+from acres_bridge.wire.messages import SceneBox, SceneCropField, SceneGround, SceneLayout
 from acres_bridge.wire.vocabulary import SensorKind
 from acres_sim.ins import InsSample
+from acres_sim.scene import BGR, Scene
 from acres_sim.sensor_model import SensorFrame
 from acres_sim.vehicles import VehicleParams
 from acres_sim.world import World
 
-__all__ = ["sensor_frame", "sensor_meta", "wire_ins"]
+__all__ = ["scene_layout", "sensor_frame", "sensor_meta", "wire_ins"]
+
+# The ground a viewer draws: 41 x 41 heights 8 m apart around the tile's centre, which hold the
+# route, the farmstead and the crop (a viewer's ground, not the physics').
+GROUND_SPACING_M: Final = 8.0
+GROUND_POINTS: Final = 41
+
+
+def _rgb(colour: BGR) -> tuple[int, int, int]:
+    blue, green, red = colour
+    return (red, green, blue)
+
+
+def scene_layout(scene: Scene, name: str) -> SceneLayout:
+    """The static scene as a HELLO describes it: the ground on a coarse grid (heights to the cm),
+    the buildings and the crop fields."""
+    half = 0.5 * GROUND_SPACING_M * (GROUND_POINTS - 1)
+    axis = np.linspace(-half, half, GROUND_POINTS)
+    xs, ys = np.meshgrid(axis, axis)  # row j is y = axis[j]
+    heights = np.round(scene.terrain.heights(xs.ravel(), ys.ravel()).astype(np.float64), 2)
+    ground = SceneGround(
+        x0=-half,
+        y0=-half,
+        spacing_m=GROUND_SPACING_M,
+        nx=GROUND_POINTS,
+        ny=GROUND_POINTS,
+        heights=tuple(heights.tolist()),
+    )
+    boxes = tuple(
+        SceneBox(x=b.x, y=b.y, z=b.z, lx=b.lx, ly=b.ly, lz=b.lz, yaw=b.yaw, color=_rgb(b.color))
+        for b in scene.buildings
+    )
+    fields = tuple(
+        SceneCropField(
+            x=f.x,
+            y=f.y,
+            yaw=f.yaw,
+            length_m=f.length_m,
+            rows=f.rows,
+            row_spacing_m=f.row_spacing_m,
+            row_width_m=f.row_width_m,
+            height_m=f.height_m,
+            color=_rgb(f.color),
+        )
+        for f in scene.crop
+    )
+    return SceneLayout(name=name, ground=ground, boxes=boxes, crop_fields=fields)
 
 
 def wire_ins(sample: InsSample) -> WireIns:

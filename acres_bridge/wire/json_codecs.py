@@ -11,6 +11,7 @@ from typing import Any
 from acres_bridge.wire.errors import ProtocolError
 from acres_bridge.wire.frames import PROTOCOL_VERSION
 from acres_bridge.wire.json_fields import (
+    finite,
     get_field,
     json_object,
     non_negative,
@@ -20,6 +21,9 @@ from acres_bridge.wire.json_fields import (
     triple,
 )
 from acres_bridge.wire.messages import (
+    MAX_SCENE_BOXES,
+    MAX_SCENE_CROP_FIELDS,
+    MAX_SCENE_GROUND_POINTS,
     RESET_REACH_M,
     AgentEntry,
     AgentReset,
@@ -28,6 +32,10 @@ from acres_bridge.wire.messages import (
     ErrorReply,
     Hello,
     ResetSession,
+    SceneBox,
+    SceneCropField,
+    SceneGround,
+    SceneLayout,
     SensorMeta,
     SensorMount,
     SetState,
@@ -120,7 +128,123 @@ def decode_hello(payload: bytes) -> Hello:
         seed=non_negative(what, data, "seed", bits=32),
         physics_hz=physics_hz,
         agents=tuple(agents),
+        scene=_scene(what, data),
     )
+
+
+# A scene's coordinates: within the tile and its margin (RESET_REACH_M), sizes up to a few hundred m.
+_SCENE_REACH_M = RESET_REACH_M
+_SCENE_SIZE_M = 2 * RESET_REACH_M
+_MAX_CROP_ROWS = 10_000
+
+
+def _objects(what: str, data: dict[str, Any], key: str, most: int) -> list[dict[str, Any]]:
+    """The list of JSON objects under `key` (absent: none), at most `most` of them."""
+    items: list[dict[str, Any]] = get_field(what, data, key, list, [])
+    if len(items) > most:
+        raise ProtocolError(f"{what}: field {key!r} has {len(items)} items; at most {most} are taken")
+    for position, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise ProtocolError(f"{what} {key} {position}: must be an object, found {item!r}")
+    return items
+
+
+def _within(what: str, data: dict[str, Any], key: str, low: float, high: float) -> float:
+    value = number(what, data, key)
+    if not low <= value <= high:
+        raise ProtocolError(f"{what}: field {key!r} must be in {low} .. {high}, found {value}")
+    return value
+
+
+def _size(what: str, data: dict[str, Any], key: str) -> float:
+    value = number(what, data, key)
+    if not 0.0 < value <= _SCENE_SIZE_M:
+        raise ProtocolError(
+            f"{what}: field {key!r} must be a size in m in (0, {_SCENE_SIZE_M}], found {value}"
+        )
+    return value
+
+
+def _position(what: str, data: dict[str, Any], key: str) -> float:
+    return _within(what, data, key, -_SCENE_REACH_M, _SCENE_REACH_M)
+
+
+def _colour(what: str, data: dict[str, Any]) -> tuple[int, int, int]:
+    value = get_field(what, data, "color", list)
+    if len(value) != 3 or not all(type(v) is int and 0 <= v <= 255 for v in value):
+        raise ProtocolError(f"{what}: field 'color' must be 3 integers 0..255 (r, g, b), found {value!r}")
+    return (value[0], value[1], value[2])
+
+
+def _scene(what: str, data: dict[str, Any]) -> SceneLayout | None:
+    """A HELLO's optional scene, every number bounded: a viewer draws it as it comes."""
+    raw = get_field(what, data, "scene", (dict, type(None)), None)
+    if raw is None:
+        return None
+    where = f"{what} scene"
+    boxes = [
+        SceneBox(
+            x=_position(w, box, "x"),
+            y=_position(w, box, "y"),
+            z=_position(w, box, "z"),
+            lx=_size(w, box, "lx"),
+            ly=_size(w, box, "ly"),
+            lz=_size(w, box, "lz"),
+            yaw=_within(w, box, "yaw", -7.0, 7.0),
+            color=_colour(w, box),
+        )
+        for position, box in enumerate(_objects(where, raw, "boxes", MAX_SCENE_BOXES))
+        for w in (f"{where} box {position}",)
+    ]
+    fields = []
+    for position, crop in enumerate(_objects(where, raw, "crop_fields", MAX_SCENE_CROP_FIELDS)):
+        w = f"{where} crop field {position}"
+        rows: int = get_field(w, crop, "rows", int)
+        if not 1 <= rows <= _MAX_CROP_ROWS:
+            raise ProtocolError(f"{w}: field 'rows' must be in 1 .. {_MAX_CROP_ROWS}, found {rows}")
+        fields.append(
+            SceneCropField(
+                x=_position(w, crop, "x"),
+                y=_position(w, crop, "y"),
+                yaw=_within(w, crop, "yaw", -7.0, 7.0),
+                length_m=_size(w, crop, "length_m"),
+                rows=rows,
+                row_spacing_m=_size(w, crop, "row_spacing_m"),
+                row_width_m=_size(w, crop, "row_width_m"),
+                height_m=_size(w, crop, "height_m"),
+                color=_colour(w, crop),
+            )
+        )
+    return SceneLayout(
+        name=get_field(where, raw, "name", str),
+        ground=_ground(f"{where} ground", get_field(where, raw, "ground", (dict, type(None)), None)),
+        boxes=tuple(boxes),
+        crop_fields=tuple(fields),
+    )
+
+
+def _ground(what: str, raw: dict[str, Any] | None) -> SceneGround | None:
+    if raw is None:
+        return None
+    nx = non_negative(what, raw, "nx", bits=16)
+    ny = non_negative(what, raw, "ny", bits=16)
+    if nx < 2 or ny < 2 or nx * ny > MAX_SCENE_GROUND_POINTS:
+        raise ProtocolError(
+            f"{what}: nx and ny must be >= 2 with nx * ny <= {MAX_SCENE_GROUND_POINTS}, found {nx} x {ny}"
+        )
+    heights = get_field(what, raw, "heights", list)
+    if len(heights) != nx * ny:
+        raise ProtocolError(
+            f"{what}: field 'heights' must have nx * ny = {nx * ny} values, found {len(heights)}"
+        )
+    values = tuple(finite(what, "heights", h) for h in heights)
+    if any(abs(h) > _SCENE_REACH_M for h in values):
+        raise ProtocolError(f"{what}: field 'heights' must be within +-{_SCENE_REACH_M} m")
+    spacing = _size(what, raw, "spacing_m")
+    x0, y0 = _position(what, raw, "x0"), _position(what, raw, "y0")
+    if max(abs(x0), abs(x0 + (nx - 1) * spacing), abs(y0), abs(y0 + (ny - 1) * spacing)) > _SCENE_REACH_M:
+        raise ProtocolError(f"{what}: the grid must lie within +-{_SCENE_REACH_M} m of the origin")
+    return SceneGround(x0=x0, y0=y0, spacing_m=spacing, nx=nx, ny=ny, heights=values)
 
 
 def decode_client_hello(payload: bytes) -> ClientHello:

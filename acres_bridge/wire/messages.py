@@ -13,6 +13,9 @@ from typing import Any, Final
 from acres_bridge.wire.vocabulary import ClientRole, SensorKind, SimState, Source, StepStatus, Vehicle
 
 __all__ = [
+    "MAX_SCENE_BOXES",
+    "MAX_SCENE_CROP_FIELDS",
+    "MAX_SCENE_GROUND_POINTS",
     "RESET_REACH_M",
     "AgentEntry",
     "AgentReset",
@@ -23,6 +26,10 @@ __all__ = [
     "Hello",
     "InsSample",
     "ResetSession",
+    "SceneBox",
+    "SceneCropField",
+    "SceneGround",
+    "SceneLayout",
     "SensorMeta",
     "SensorMount",
     "SetState",
@@ -49,6 +56,68 @@ class AgentEntry:
     can_port: int = 0
 
 
+MAX_SCENE_BOXES: Final = 256
+MAX_SCENE_CROP_FIELDS: Final = 64
+MAX_SCENE_GROUND_POINTS: Final = 2_500
+"""The bounds of a HELLO's scene: its JSON stays well within MAX_JSON_BYTES."""
+
+RGB = tuple[int, int, int]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SceneBox:
+    """A static box of the scene (a building) in world coordinates: its centre and size (m), its yaw
+    (rad, about z) and its colour (red, green, blue, each 0..255)."""
+
+    x: float
+    y: float
+    z: float
+    lx: float
+    ly: float
+    lz: float
+    yaw: float
+    color: RGB
+
+
+@dataclass(frozen=True, kw_only=True)
+class SceneCropField:
+    """A field of parallel crop rows on the ground: row 0 starts at world (x, y) and runs
+    ``length_m`` along ``yaw``; the next rows follow ``row_spacing_m`` apart to its left."""
+
+    x: float
+    y: float
+    yaw: float
+    length_m: float
+    rows: int
+    row_spacing_m: float
+    row_width_m: float
+    height_m: float
+    color: RGB
+
+
+@dataclass(frozen=True, kw_only=True)
+class SceneGround:
+    """The ground's height (world z, m) on a regular grid: ``heights[j * nx + i]`` is at
+    x = x0 + i * spacing_m, y = y0 + j * spacing_m."""
+
+    x0: float
+    y0: float
+    spacing_m: float
+    nx: int
+    ny: int
+    heights: tuple[float, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SceneLayout:
+    """The static scene of the session, for a viewer: a coarse ground, the buildings, the crop."""
+
+    name: str
+    ground: SceneGround | None = None
+    boxes: tuple[SceneBox, ...] = ()
+    crop_fields: tuple[SceneCropField, ...] = ()
+
+
 @dataclass(frozen=True, kw_only=True)
 class Hello:
     """The first frame of the control channel: what the session is."""
@@ -62,6 +131,7 @@ class Hello:
     seed: int
     physics_hz: int
     agents: tuple[AgentEntry, ...]
+    scene: SceneLayout | None = None  # absent from a simulator that does not describe its scene
 
 
 @dataclass(frozen=True, kw_only=True)

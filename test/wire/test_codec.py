@@ -609,7 +609,7 @@ def test_json_payloads_are_utf8_objects(name):
 
 DOC_JSON_FIELDS = {
     "hello": {"protocol_version", "simulator", "session_start_utc", "map", "source", "lockstep", "seed",
-              "physics_hz", "agents"},
+              "physics_hz", "agents", "scene"},
     "client_hello": {"protocol_version", "client", "role", "agent"},
     "error": {"code", "message"},
     "episode": {"episode_id", "episode", "reset_epoch", "step", "stamp_ns", "episode_time_s", "state",

@@ -73,6 +73,7 @@ setup(
             "acres_bridge::Perception = acres_bridge.nodes.perception:Perception",
             "acres_bridge::Maxxum = acres_bridge.nodes.maxxum:Maxxum",
             "acres_bridge::Can = acres_bridge.nodes.can:Can",
+            "acres_bridge::LiveView = acres_bridge.live_view.node:LiveView",
         ],
     },
 )

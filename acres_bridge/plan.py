@@ -58,6 +58,8 @@ class Subsystem:
     plugin: str  # the entry-point name in the group acres_bridge.components
     vehicles: tuple[Vehicle, ...]
     description: str
+    default: bool = True  # whether it runs when its toggle is not given
+    primary_only: bool = False  # one per bridge (its first served agent), not one per agent
 
 
 _BOTH = tuple(Vehicle)
@@ -66,7 +68,7 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
     Subsystem("clock_tf", "acres_bridge::ClockTf", _BOTH, "/clock and /tf"),
     Subsystem("ins", "acres_bridge::Ins", _BOTH, "pose and INS topics"),
     Subsystem("perception", "acres_bridge::Perception", _BOTH, "LiDAR and camera"),
-    Subsystem("episode", "acres_bridge::EpisodeClock", _BOTH, "/sim/episode"),
+    Subsystem("episode", "acres_bridge::EpisodeClock", _BOTH, "/sim/episode", primary_only=True),
     Subsystem("dbw", "acres_bridge::Dbw", (Vehicle.POLARIS,), "drive-by-wire reports and commands"),
     Subsystem("reset", "acres_bridge::PoseReset", _BOTH, "/sim/reset"),
     Subsystem(
@@ -76,7 +78,16 @@ SUBSYSTEMS: tuple[Subsystem, ...] = (
         "engine_rpm, steering_angle, implement/state, the sensor mounts and the tractor commands",
     ),
     Subsystem("can", "acres_bridge::Can", (Vehicle.MAXXUM,), "can/rx and can/tx"),
+    Subsystem(
+        "foxglove",
+        "acres_bridge::LiveView",
+        _BOTH,
+        "a live view for the Foxglove app (WebSocket, foxglove_host:foxglove_port)",
+        default=False,
+        primary_only=True,
+    ),
 )
+_DEFAULTS = {s.name: s.default for s in SUBSYSTEMS}
 
 # Parameters each node class declares (beyond the shared ones every subsystem node has).
 _SHARED = ("vehicle", "frame_prefix", "utm_frame")
@@ -99,6 +110,13 @@ _NODE_PARAMETERS: dict[str, tuple[str, ...]] = {
     "reset": ("allow_unfenced_commands",),
     "maxxum": ("allow_unfenced_commands", "speed_kp", "speed_ki", "max_speed_mps", "cmd_timeout_s"),
     "can": ("allow_unfenced_commands",),
+    "foxglove": (
+        "allow_unfenced_commands",
+        "foxglove_host",
+        "foxglove_port",
+        "foxglove_allow_publish",
+        "foxglove_backlog",
+    ),
 }
 
 
@@ -122,6 +140,10 @@ class BridgeConfig:
     speed_ki: float = _CONTROLLER.speed_ki
     max_speed_mps: float = _CONTROLLER.max_speed_mps
     cmd_timeout_s: float = DEFAULT_CMD_TIMEOUT_S
+    foxglove_host: str = "127.0.0.1"
+    foxglove_port: int = 8765
+    foxglove_allow_publish: bool = False
+    foxglove_backlog: int = 256
     toggles: Mapping[str, bool] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -130,6 +152,15 @@ class BridgeConfig:
         _parse_agents(self.agents)
         if not 0 < self.control_port < 65536:
             raise ParameterError(f"control_port must be a TCP port (1..65535); found {self.control_port}")
+        if not 0 <= self.foxglove_port < 65536:
+            raise ParameterError(
+                "foxglove_port must be a TCP port (1..65535), or 0 for any free one; "
+                f"found {self.foxglove_port}"
+            )
+        if not 1 <= self.foxglove_backlog <= 100_000:
+            raise ParameterError(
+                f"foxglove_backlog must be 1 .. 100000 messages; found {self.foxglove_backlog}"
+            )
         if not 0 <= self.can_udp_port < 65536:
             raise ParameterError(
                 "can_udp_port must be a UDP port (1..65535), or 0 for the simulator's; "
@@ -152,7 +183,7 @@ class BridgeConfig:
             )
 
     def enabled(self, subsystem: str) -> bool:
-        return self.toggles.get(subsystem, True)
+        return self.toggles.get(subsystem, _DEFAULTS.get(subsystem, True))
 
     @classmethod
     def parameter_defaults(cls) -> dict[str, ParameterValue]:
@@ -160,7 +191,7 @@ class BridgeConfig:
         defaults: dict[str, ParameterValue] = {
             f.name: f.default for f in fields(cls) if isinstance(f.default, bool | int | float | str)
         }
-        defaults.update({s.name: True for s in SUBSYSTEMS})
+        defaults.update(_DEFAULTS)
         return defaults
 
     @classmethod
@@ -203,7 +234,14 @@ PARAMETER_DESCRIPTIONS: dict[str, str] = {
     "speed_ki": "Maxxum speed controller: pedal per m of integrated speed error",
     "max_speed_mps": "Maxxum: the highest speed set point of cmd_vel and speed_cmd",
     "cmd_timeout_s": "Maxxum: no guidance for this long (simulated time) stops the bridge's commands",
-    **{s.name: f"run the {s.name} node: {s.description} (true | false)" for s in SUBSYSTEMS},
+    "foxglove_host": "the live view's address (127.0.0.1: this machine only)",
+    "foxglove_port": "the live view's WebSocket port (0: any free port, logged)",
+    "foxglove_allow_publish": "take viewers' messages on the command topics (through the fence's gate)",
+    "foxglove_backlog": "messages queued per viewer; a slower viewer loses the oldest",
+    **{
+        s.name: f"run the {s.name} node: {s.description} ({'true' if s.default else 'false'} by default)"
+        for s in SUBSYSTEMS
+    },
 }
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
@@ -294,7 +332,7 @@ def plan_agent(config: BridgeConfig, slot: AgentSlot, *, ingest_namespace: str =
     for subsystem in SUBSYSTEMS:
         if subsystem.name == "ingest" or not config.enabled(subsystem.name):
             continue
-        if slot.vehicle not in subsystem.vehicles or (subsystem.name == "episode" and not slot.primary):
+        if slot.vehicle not in subsystem.vehicles or (subsystem.primary_only and not slot.primary):
             continue
         values: dict[str, ParameterValue] = {
             **_as_dict(config),

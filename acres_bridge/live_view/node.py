@@ -1,0 +1,320 @@
+"""foxglove: a live view of the bridge for the Foxglove app, on foxglove-sdk's WebSocket server.
+
+Open ``ws://localhost:8765`` in the Foxglove app (docs/foxglove.md). Every topic of the vehicle's
+table and the session's is advertised as a channel with its ROS 2 schema; a topic is subscribed
+to on DDS (raw: the CDR bytes as published, never decoded here) only while a viewer subscribes to
+its channel, so a bridge without viewers pays nothing. ``/sim/scene`` is the session's static
+scene (foxglove.SceneUpdate: ground, buildings, crop rows, the route) from the simulator's HELLO.
+The server's time is the simulation clock.
+
+A slow viewer never slows the bridge: each viewer has a bounded outbox (``foxglove_backlog``
+messages); when it is full the oldest messages are dropped, the drop is counted
+(``dropped_outbox_full``) and logged at a limited rate. A viewer's own messages (client publish)
+are refused unless ``foxglove_allow_publish`` is true; then only the bridge's command topics, with
+their own type, are taken, and each goes out as a ROS message through the fence's gate, to the
+bridge's command subscriptions like any other command.
+
+Parameters (besides those of every subsystem node): foxglove_host (default 127.0.0.1),
+foxglove_port (8765; 0 takes a free port, logged), foxglove_allow_publish (false),
+foxglove_backlog (256).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections import Counter, deque
+from typing import Any, Final
+
+import foxglove
+from foxglove import Channel, Schema
+from foxglove.channels import SceneUpdateChannel
+from foxglove.messages import SceneUpdate
+from foxglove.websocket import Capability, ChannelView, Client, ClientChannel, WebSocketServer
+from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
+from rclpy.serialization import deserialize_message
+from rclpy.subscription import Subscription
+
+from acres_bridge.errors import ParameterError
+from acres_bridge.geo.georef import ACRE_GEOREFERENCE
+from acres_bridge.geo.route import acre_loop
+from acres_bridge.ingest.channels import CLOCK, SESSION, Session
+from acres_bridge.live_view.scene import scene_update
+from acres_bridge.live_view.topics import MESSAGE_ENCODING, SCHEMA_ENCODING, ViewTopic, view_topics
+from acres_bridge.nodes.base import SubsystemNode, profiles
+from acres_bridge.rate_limited_log import RateLimitedLog
+from acres_bridge.tools.cdr import header_stamp_ns
+from acres_bridge.tools.errors import CdrError
+from acres_bridge.tools.msgdef import definition_text
+from acres_bridge.wire import Clock
+
+__all__ = ["MAX_PENDING", "MAX_VIEWER_MESSAGE_BYTES", "SCENE_TOPIC", "LiveView"]
+
+SCENE_TOPIC: Final = "/sim/scene"
+MAX_VIEWER_MESSAGE_BYTES: Final = 65_536  # a command is a few dozen bytes
+MAX_PENDING: Final = 1_024  # viewer requests waiting for the executor; beyond, refused and counted
+TIME_BROADCAST_NS: Final = 50_000_000  # the server's time follows the clock in steps of 50 ms
+_LOOPBACK: Final = ("127.0.0.1", "::1", "localhost")
+_OUTBOX_LOGGER: Final = "foxglove.websocket.connected_client.send_lossy"
+
+
+class _OutboxFull(logging.Handler):
+    """Counts the server's reports of a viewer's full outbox (its oldest messages dropped)."""
+
+    def __init__(self, on_full: Any) -> None:
+        super().__init__(logging.INFO)
+        self._on_full = on_full
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "full" in record.getMessage():
+            self._on_full(record.getMessage())
+
+
+class _Listener(foxglove.websocket.ServerListener):
+    """The server's callbacks (its own thread): each is queued for the node's executor."""
+
+    def __init__(self, view: LiveView) -> None:
+        self._view = view
+
+    def on_subscribe(self, client: Client, channel: ChannelView) -> None:
+        self._view.request(("subscribe", channel.topic, client.id))
+
+    def on_unsubscribe(self, client: Client, channel: ChannelView) -> None:
+        self._view.request(("unsubscribe", channel.topic, client.id))
+
+    def on_client_advertise(self, client: Client, channel: ClientChannel) -> None:
+        self._view.request(
+            ("advertise", client.id, channel.id, channel.topic, channel.schema_name, channel.encoding)
+        )
+
+    def on_client_unadvertise(self, client: Client, client_channel_id: int) -> None:
+        self._view.request(("unadvertise", client.id, client_channel_id))
+
+    def on_message_data(self, client: Client, client_channel_id: int, data: bytes) -> None:
+        if len(data) > MAX_VIEWER_MESSAGE_BYTES:
+            self._view.refuse_later(
+                "viewer_message", f"{len(data)} bytes, at most {MAX_VIEWER_MESSAGE_BYTES}"
+            )
+            return
+        self._view.request(("data", client.id, client_channel_id, bytes(data)))
+
+
+class LiveView(SubsystemNode):
+    """Serves the bridge's topics and the scene to Foxglove viewers."""
+
+    DEFAULT_NODE_NAME = "foxglove"
+
+    def __init__(self, **node_options: Any) -> None:
+        super().__init__(**node_options)
+        host = str(self.declare_parameter("foxglove_host", "127.0.0.1").value)
+        port = int(self.declare_parameter("foxglove_port", 8765).value)
+        self.allow_publish = bool(self.declare_parameter("foxglove_allow_publish", False).value)
+        backlog = int(self.declare_parameter("foxglove_backlog", 256).value)
+        if not 0 <= port < 65536:
+            raise ParameterError(f"foxglove_port must be a TCP port (0 for any free one); found {port}")
+        if not 1 <= backlog <= 100_000:
+            raise ParameterError(f"foxglove_backlog must be 1 .. 100000 messages; found {backlog}")
+        self.counts: Counter[str] = Counter()  # messages served, outbox drops
+        self._warn = RateLimitedLog(self.get_logger(), interval_s=5.0)
+        self._lock = threading.Lock()
+        self._pending: deque[tuple[Any, ...]] = deque()
+        self._late_refusals: deque[tuple[str, str]] = deque(maxlen=64)
+        self._wake = self.create_guard_condition(self._serve_requests)
+        self._server_context = foxglove.Context()
+        self._topics = {t.name: t for t in view_topics(profiles(), str(self.vehicle), self.get_namespace())}
+        self._channels = {name: self._channel(topic) for name, topic in self._topics.items()}
+        self._scene_channel = SceneUpdateChannel(SCENE_TOPIC, context=self._server_context)
+        self._scene: SceneUpdate | None = None
+        self._raw_subscriptions: dict[str, Subscription] = {}
+        self._viewers: dict[str, set[int]] = {}
+        self._last_latched: dict[str, bytes] = {}
+        self._command_publishers: dict[str, Any] = {}
+        self._client_channels: dict[tuple[int, int], ViewTopic] = {}
+        self._stamp_ns = 0
+        self._broadcast_ns = -TIME_BROADCAST_NS
+        self._outbox_log = logging.getLogger(_OUTBOX_LOGGER)
+        self._outbox_handler = _OutboxFull(self._on_outbox_full)
+        self._outbox_log.addHandler(self._outbox_handler)
+        self._outbox_log.setLevel(logging.INFO)
+        self._outbox_log.propagate = False
+        capabilities = [Capability.Time, *([Capability.ClientPublish] if self.allow_publish else [])]
+        try:
+            self.server: WebSocketServer = foxglove.start_server(
+                name=f"acres_bridge {self.vehicle}",
+                host=host,
+                port=port,
+                capabilities=capabilities,
+                server_listener=_Listener(self),
+                supported_encodings=[MESSAGE_ENCODING] if self.allow_publish else None,
+                context=self._server_context,
+                message_backlog_size=backlog,
+            )
+        except Exception as error:  # the SDK's error for a port in use or a bad host
+            self._outbox_log.removeHandler(self._outbox_handler)
+            raise ParameterError(f"foxglove: cannot serve on {host}:{port}: {error}") from None
+        self.samples(CLOCK, self._on_clock, agent=0)
+        self.samples(SESSION, self._on_session, agent=0)
+        self.get_logger().info(
+            f"foxglove: {len(self._channels)} topics and {SCENE_TOPIC} on ws://{host}:{self.server.port}"
+        )
+        if host not in _LOOPBACK:
+            self.get_logger().warning(
+                f"foxglove: serving on {host}, reachable from other machines; the default is 127.0.0.1"
+            )
+
+    @property
+    def port(self) -> int:
+        """The TCP port the server listens on."""
+        return int(self.server.port)
+
+    def _channel(self, topic: ViewTopic) -> Channel:
+        schema = Schema(
+            name=topic.type_name, encoding=SCHEMA_ENCODING, data=definition_text(topic.type_name).encode()
+        )
+        return Channel(topic.name, schema=schema, message_encoding=MESSAGE_ENCODING, context=self._server_context)
+
+    # ---- requests from the server's thread -------------------------------------------------------
+
+    def request(self, item: tuple[Any, ...]) -> None:
+        """Queue a viewer's request for the executor (thread-safe, bounded)."""
+        with self._lock:
+            if len(self._pending) >= MAX_PENDING:
+                self._late_refusals.append(("viewer_backlog", f"more than {MAX_PENDING} requests waiting"))
+            else:
+                self._pending.append(item)
+        self._wake.trigger()
+
+    def refuse_later(self, kind: str, reason: str) -> None:
+        """Count a refusal seen on the server's thread, in the executor's."""
+        self._late_refusals.append((kind, reason))
+        self._wake.trigger()
+
+    def _serve_requests(self) -> None:
+        while self._late_refusals:
+            kind, reason = self._late_refusals.popleft()
+            self.refuse(kind, "a viewer's message", reason)
+        while True:
+            with self._lock:
+                if not self._pending:
+                    return
+                item = self._pending.popleft()
+            try:
+                getattr(self, f"_on_{item[0]}")(*item[1:])
+            except Exception as error:  # one bad request must not end the bridge
+                self.refuse("error", f"a viewer's {item[0]}", f"{type(error).__name__}: {str(error)[:200]}")
+
+    def _on_subscribe(self, name: str, client: int) -> None:
+        if name == SCENE_TOPIC:
+            if self._scene is not None:
+                self._scene_channel.log(self._scene, log_time=self._stamp_ns)
+            return
+        topic = self._topics.get(name)
+        if topic is None:
+            return
+        viewers = self._viewers.setdefault(name, set())
+        viewers.add(client)
+        if name not in self._raw_subscriptions:
+            self._raw_subscriptions[name] = self._subscribe(topic)
+        elif name in self._last_latched:  # a late viewer of a latched topic gets its last message
+            self._channels[name].log(self._last_latched[name], log_time=self._stamp_ns)
+
+    def _on_unsubscribe(self, name: str, client: int) -> None:
+        viewers = self._viewers.get(name)
+        if viewers is None:
+            return
+        viewers.discard(client)
+        if not viewers:
+            del self._viewers[name]
+            subscription = self._raw_subscriptions.pop(name, None)
+            if subscription is not None:
+                self.destroy_subscription(subscription)
+
+    def _subscribe(self, topic: ViewTopic) -> Subscription:
+        """A raw subscription: reliable and transient local for a latched topic (so the viewer gets
+        its last message), best effort otherwise (matches every publisher, never holds one back)."""
+        assert topic.spec.qos is not None
+        qos = topic.spec.qos.to_rclpy()
+        if not topic.latched:
+            qos.reliability = ReliabilityPolicy.BEST_EFFORT
+            qos.durability = DurabilityPolicy.VOLATILE
+        channel = self._channels[topic.name]
+        stamped, latched = topic.stamped, topic.latched
+
+        def forward(data: bytes) -> None:
+            stamp = self._stamp_ns
+            if stamped:
+                with contextlib.suppress(CdrError):  # too short for a stamp: the clock's
+                    stamp = header_stamp_ns(data)
+            if latched:
+                self._last_latched[topic.name] = data
+            channel.log(data, log_time=stamp)
+            self.counts["served"] += 1
+
+        subscription: Subscription = self.create_subscription(
+            topic.spec.message_class(), topic.name, forward, qos, raw=True
+        )
+        return subscription
+
+    # ---- client publish ---------------------------------------------------------------------------
+
+    def _on_advertise(self, client: int, channel: int, name: str, schema: str, encoding: str) -> None:
+        topic = self._topics.get(name)
+        if not self.allow_publish:
+            self.refuse("viewer_publish", f"a viewer's channel {name!r}", "foxglove_allow_publish is false")
+        elif topic is None or not topic.command:
+            commands = sorted(t.name for t in self._topics.values() if t.command)
+            self.refuse("viewer_publish", f"a viewer's channel {name!r}", f"not a command topic: {commands}")
+        elif schema != topic.type_name or encoding != MESSAGE_ENCODING:
+            self.refuse(
+                "viewer_publish",
+                f"a viewer's channel {name!r}",
+                f"{schema!r} in {encoding!r}; the topic takes {topic.type_name} in {MESSAGE_ENCODING}",
+            )
+        else:
+            self._client_channels[(client, channel)] = topic
+
+    def _on_unadvertise(self, client: int, channel: int) -> None:
+        self._client_channels.pop((client, channel), None)
+
+    def _on_data(self, client: int, channel: int, data: bytes) -> None:
+        topic = self._client_channels.get((client, channel))
+        if topic is None:
+            self.refuse("viewer_publish", "a viewer's message", "on a channel that was not accepted")
+            return
+        if not self.command_gate.admit(self.refused):
+            return
+        message = deserialize_message(data, topic.spec.message_class())
+        publisher = self._command_publishers.get(topic.name)
+        if publisher is None:
+            publisher = self._command_publishers[topic.name] = topic.spec.create_publisher(self)
+        publisher.publish(message)
+        self.counts["viewer_commands"] += 1
+
+    # ---- the clock and the scene --------------------------------------------------------------------
+
+    def _on_clock(self, sample: Clock) -> None:
+        self._stamp_ns = sample.stamp_ns
+        if not 0 <= sample.stamp_ns - self._broadcast_ns < TIME_BROADCAST_NS:
+            self._broadcast_ns = sample.stamp_ns
+            self.server.broadcast_time(sample.stamp_ns)
+
+    def _on_session(self, session: Session) -> None:
+        if session.hello is None:
+            return
+        self._scene = scene_update(session.hello.scene, acre_loop(), ACRE_GEOREFERENCE, self.frames.utm)
+        self._scene_channel.log(self._scene, log_time=self._stamp_ns)
+
+    def _on_outbox_full(self, message: str) -> None:
+        self.counts["dropped_outbox_full"] += 1
+        self._warn.warning(
+            "outbox", f"foxglove: a viewer is too slow, its oldest messages dropped ({message})"
+        )
+
+    def destroy_node(self) -> None:
+        self.server.stop()
+        self._outbox_log.removeHandler(self._outbox_handler)
+        for channel in self._channels.values():
+            channel.close()
+        self._scene_channel.close()
+        super().destroy_node()

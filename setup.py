@@ -16,7 +16,12 @@ def data_files() -> list[tuple[str, list[str]]]:
         ("share/ament_index/resource_index/rclcpp_components", [f"resource/rclcpp_components/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
     ]
-    for folder, pattern in (("launch", "*.launch.py"), ("params", "*.yaml"), ("msg_profiles", "*.yaml")):
+    for folder, pattern in (
+        ("launch", "*.launch.py"),
+        ("params", "*.yaml"),
+        ("msg_profiles", "*.yaml"),
+        ("layouts", "*.json"),  # the live view's Foxglove layouts (docs/foxglove.md)
+    ):
         found = sorted(glob(f"{folder}/{pattern}"))
         if found:
             files.append((f"share/{PACKAGE}/{folder}", found))

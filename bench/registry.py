@@ -3,7 +3,18 @@
 
 from __future__ import annotations
 
-from bench import agents, delivery, full_set, gym_env, latency, lockstep, perception, scenarios, sensor_models
+from bench import (
+    agents,
+    delivery,
+    full_set,
+    gym_env,
+    latency,
+    live_view,
+    lockstep,
+    perception,
+    scenarios,
+    sensor_models,
+)
 from bench.core import Benchmark, Outcome, Row, Settings
 
 __all__ = ["BENCHMARKS", "Benchmark", "Outcome", "Row", "Settings", "row_names"]
@@ -14,6 +25,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     perception.BENCHMARK,
     sensor_models.BENCHMARK,
     full_set.BENCHMARK,
+    live_view.BENCHMARK,
     delivery.BENCHMARK,
     agents.BENCHMARK,
     scenarios.BENCHMARK,

@@ -25,6 +25,7 @@ import contextlib
 import logging
 import threading
 from collections import Counter, deque
+from collections.abc import Callable
 from typing import Any, Final
 
 import foxglove
@@ -33,7 +34,7 @@ from foxglove.channels import SceneUpdateChannel
 from foxglove.messages import SceneUpdate
 from foxglove.websocket import Capability, ChannelView, Client, ClientChannel, WebSocketServer
 from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
-from rclpy.serialization import deserialize_message
+from rclpy.serialization import deserialize_message, serialize_message
 from rclpy.subscription import Subscription
 
 from acres_bridge.errors import ParameterError
@@ -43,6 +44,7 @@ from acres_bridge.ingest.channels import CLOCK, SESSION, Session
 from acres_bridge.live_view.scene import scene_update
 from acres_bridge.live_view.topics import MESSAGE_ENCODING, SCHEMA_ENCODING, ViewTopic, view_topics
 from acres_bridge.nodes.base import SubsystemNode, profiles
+from acres_bridge.nodes.publish_taps import TAPS
 from acres_bridge.rate_limited_log import RateLimitedLog
 from acres_bridge.tools.cdr import header_stamp_ns
 from acres_bridge.tools.errors import CdrError
@@ -126,7 +128,7 @@ class LiveView(SubsystemNode):
         self._channels = {name: self._channel(topic) for name, topic in self._topics.items()}
         self._scene_channel = SceneUpdateChannel(SCENE_TOPIC, context=self._server_context)
         self._scene: SceneUpdate | None = None
-        self._raw_subscriptions: dict[str, Subscription] = {}
+        self._feeds: dict[str, Callable[[], None]] = {}  # topic -> what stops its feed
         self._viewers: dict[str, set[int]] = {}
         self._last_latched: dict[str, bytes] = {}
         self._command_publishers: dict[str, Any] = {}
@@ -172,7 +174,9 @@ class LiveView(SubsystemNode):
         schema = Schema(
             name=topic.type_name, encoding=SCHEMA_ENCODING, data=definition_text(topic.type_name).encode()
         )
-        return Channel(topic.name, schema=schema, message_encoding=MESSAGE_ENCODING, context=self._server_context)
+        return Channel(
+            topic.name, schema=schema, message_encoding=MESSAGE_ENCODING, context=self._server_context
+        )
 
     # ---- requests from the server's thread -------------------------------------------------------
 
@@ -214,8 +218,8 @@ class LiveView(SubsystemNode):
             return
         viewers = self._viewers.setdefault(name, set())
         viewers.add(client)
-        if name not in self._raw_subscriptions:
-            self._raw_subscriptions[name] = self._subscribe(topic)
+        if name not in self._feeds:
+            self._feeds[name] = self._feed(topic)
         elif name in self._last_latched:  # a late viewer of a latched topic gets its last message
             self._channels[name].log(self._last_latched[name], log_time=self._stamp_ns)
 
@@ -226,18 +230,18 @@ class LiveView(SubsystemNode):
         viewers.discard(client)
         if not viewers:
             del self._viewers[name]
-            subscription = self._raw_subscriptions.pop(name, None)
-            if subscription is not None:
-                self.destroy_subscription(subscription)
+            stop = self._feeds.pop(name, None)
+            if stop is not None:
+                stop()
 
-    def _subscribe(self, topic: ViewTopic) -> Subscription:
-        """A raw subscription: reliable and transient local for a latched topic (so the viewer gets
-        its last message), best effort otherwise (matches every publisher, never holds one back)."""
-        assert topic.spec.qos is not None
-        qos = topic.spec.qos.to_rclpy()
-        if not topic.latched:
-            qos.reliability = ReliabilityPolicy.BEST_EFFORT
-            qos.durability = DurabilityPolicy.VOLATILE
+    def _feed(self, topic: ViewTopic) -> Callable[[], None]:
+        """Start sending a topic's messages to its channel; what stops it.
+
+        A topic a publisher of this process sends (not latched) is tapped there: each message is
+        serialised once more, in C, with no second trip through DDS and no executor callback.
+        Any other topic (latched ones, whose last message a new viewer needs; commands; topics of
+        other processes) is subscribed to on DDS with raw messages: reliable and transient local
+        for a latched topic, best effort otherwise (matches every publisher, holds none back)."""
         channel = self._channels[topic.name]
         stamped, latched = topic.stamped, topic.latched
 
@@ -251,10 +255,30 @@ class LiveView(SubsystemNode):
             channel.log(data, log_time=stamp)
             self.counts["served"] += 1
 
+        if not latched and TAPS.published_here(topic.name):
+
+            def tap(message: Any) -> None:
+                try:
+                    forward(serialize_message(message))
+                except Exception:  # a tap must not fail the publisher
+                    self.counts["tap_errors"] += 1
+
+            TAPS.add(topic.name, tap)
+            return lambda: TAPS.remove(topic.name, tap)
+
+        assert topic.spec.qos is not None
+        qos = topic.spec.qos.to_rclpy()
+        if not latched:
+            qos.reliability = ReliabilityPolicy.BEST_EFFORT
+            qos.durability = DurabilityPolicy.VOLATILE
         subscription: Subscription = self.create_subscription(
             topic.spec.message_class(), topic.name, forward, qos, raw=True
         )
-        return subscription
+
+        def stop() -> None:
+            self.destroy_subscription(subscription)
+
+        return stop
 
     # ---- client publish ---------------------------------------------------------------------------
 
@@ -313,6 +337,9 @@ class LiveView(SubsystemNode):
 
     def destroy_node(self) -> None:
         self.server.stop()
+        for stop in self._feeds.values():
+            stop()
+        self._feeds.clear()
         self._outbox_log.removeHandler(self._outbox_handler)
         for channel in self._channels.values():
             channel.close()

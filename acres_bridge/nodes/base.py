@@ -25,6 +25,7 @@ from acres_bridge.ingest.command_gate import CommandGate
 from acres_bridge.ingest.deliveries import LEDGER, DeliveryLedger
 from acres_bridge.msg_profiles import Direction, MsgProfiles, RateKind, TopicSpec, load_profiles
 from acres_bridge.nodes.command_subscription import CommandSubscription
+from acres_bridge.nodes.publish_taps import TAPS, PublishTaps
 from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = ["StepPublisher", "SubsystemNode", "profiles"]
@@ -42,21 +43,29 @@ def profiles() -> MsgProfiles:
 
 class StepPublisher:
     """A publisher whose every message names the physics step that made it, for the delivery report
-    of lockstep (acres_bridge.ingest.deliveries)."""
+    of lockstep (acres_bridge.ingest.deliveries), and is shown to the taps on its topic
+    (acres_bridge.nodes.publish_taps)."""
 
-    def __init__(self, publisher: Publisher, ledger: DeliveryLedger = LEDGER) -> None:
+    def __init__(
+        self, publisher: Publisher, ledger: DeliveryLedger = LEDGER, taps: PublishTaps = TAPS
+    ) -> None:
         self.publisher = publisher
         self.topic: str = publisher.topic_name  # fully qualified
         self._ledger = ledger
+        self._taps = taps
         ledger.register(self.topic)
+        taps.register(self.topic)
 
     def publish(self, message: Any, step: int) -> None:
         self.publisher.publish(message)
         self._ledger.record(self.topic, step)
+        for tap in self._taps.taps.get(self.topic, ()):
+            tap(message)
 
     def close(self) -> None:
-        """Leave the report (the publisher itself ends with its node)."""
+        """Leave the report and the taps (the publisher itself ends with its node)."""
         self._ledger.unregister(self.topic)
+        self._taps.unregister(self.topic)
 
 
 class SubsystemNode(Node):

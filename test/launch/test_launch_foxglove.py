@@ -23,7 +23,6 @@ from typing import Any
 import launch_testing
 import launch_testing.actions
 import numpy as np
-from foxglove_viewer import PERIOD_STEPS, open_viewer
 from integration.conftest import Ros
 from launch_common import (
     TestExit,  # noqa: F401  (launch_testing runs it after the launch)
@@ -40,11 +39,14 @@ from tf2_msgs.msg import TFMessage
 from acres_bridge.geo.georef import ACRE_GEOREFERENCE
 from acres_bridge.geo.route import acre_loop
 from acres_bridge.live_view.scene import scene_update
+from acres_bridge.live_view.viewer import open_viewer
 from acres_bridge.msg_profiles import load_profiles
 from acres_bridge.processes import free_port
 from acres_sim.scene import acre_scene
 from acres_sim.world_wire import scene_layout
 from launch import LaunchDescription
+
+PERIOD_STEPS = 12  # 0.1 simulated s: one camera frame and one scan
 
 VIEWED = ("/vehicle/odom", "/lidar/points", "/camera/image_raw", "/tf")
 BACKLOG = 16

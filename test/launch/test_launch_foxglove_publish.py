@@ -19,7 +19,6 @@ from typing import Any
 import launch_testing
 import launch_testing.actions
 from ds_dbw_msgs.msg import UlcCmd
-from foxglove_viewer import PERIOD_STEPS, open_viewer
 from integration.conftest import Ros
 from launch_common import (
     TestExit,  # noqa: F401  (launch_testing runs it after the launch)
@@ -30,8 +29,11 @@ from launch_common import (
 from rclpy.serialization import serialize_message
 from std_msgs.msg import Bool, Empty
 
+from acres_bridge.live_view.viewer import open_viewer
 from acres_bridge.processes import free_port
 from launch import LaunchDescription
+
+PERIOD_STEPS = 12  # 0.1 simulated s: one camera frame and one scan
 
 
 @pytest.mark.launch_test

@@ -1,7 +1,12 @@
-"""A viewer that speaks Foxglove's WebSocket protocol (subprotocol foxglove.sdk.v1), as the Foxglove app
-does: it reads the server's info and advertisements, subscribes to channels, receives message
-data on a thread of its own, and decodes a ROS 2 channel's CDR with the ros2msg definition the
-server advertised (rosbags' CDR reader). It can also advertise channels and publish on them.
+"""A viewer of the live view that speaks Foxglove's WebSocket protocol (subprotocol foxglove.sdk.v1)
+as the Foxglove app does, for scripted checks and the benchmarks: it reads the server's info and
+advertisements, subscribes to channels, receives message data on a thread of its own, and
+decodes a ROS 2 channel's CDR with the ros2msg definition the server advertised (rosbags' CDR
+reader). It can also advertise channels and publish on them (client publish).
+
+    viewer = open_viewer(8765)
+    viewer.subscribe(["/vehicle/odom"])
+    odom = viewer.decode("/vehicle/odom", viewer.messages("/vehicle/odom")[-1].payload)
 
 Binary frames (server to client): opcode 1 message data (u32 subscription id, u64 log time, the
 payload), opcode 2 time (u64 ns). Client to server: opcode 1 message data (u32 channel id, the
@@ -10,6 +15,7 @@ payload). All little-endian.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import struct
 import threading
@@ -20,12 +26,12 @@ from typing import Any
 
 from rosbags.typesys import Stores, get_typestore
 from websockets.sync.client import ClientConnection, connect
+from websockets.typing import Subprotocol
 
 from acres_bridge.tools.msgdef import parse_definition
 
-__all__ = ["PERIOD_STEPS", "Received", "Viewer", "open_viewer"]
+__all__ = ["Received", "Viewer", "open_viewer"]
 
-PERIOD_STEPS = 12  # 0.1 simulated s: one camera frame and one scan
 CONNECT_S = 60.0
 SUBPROTOCOL = "foxglove.sdk.v1"
 MESSAGE_DATA = 1
@@ -46,16 +52,19 @@ class Viewer:
 
     port: int
     read: bool = True  # False: a stalled viewer that never reads what it is sent
+    keep: bool = True  # False: count what comes without keeping it (a long benchmark)
     info: dict[str, Any] = field(default_factory=dict)
     channels: dict[str, dict[str, Any]] = field(default_factory=dict)  # by topic
     received: dict[str, list[Received]] = field(default_factory=dict)  # by topic
+    counts: dict[str, int] = field(default_factory=dict)  # messages received, by topic
+    bytes_received: int = 0
     times: list[int] = field(default_factory=list)
     statuses: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._ws: ClientConnection = connect(
             f"ws://127.0.0.1:{self.port}",
-            subprotocols=[SUBPROTOCOL],
+            subprotocols=[Subprotocol(SUBPROTOCOL)],
             max_size=None,
             open_timeout=30,
             legacy=True,
@@ -67,17 +76,16 @@ class Viewer:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
 
-    def handshake(self, timeout_s: float = 30.0) -> None:
-        """Read frames until the server's info and its advertisement of `expected` channels came."""
+    def handshake(self, timeout_s: float = 30.0, settle_s: float = 0.5) -> None:
+        """Read frames until the server's info and its first advertisement came, then for
+        `settle_s` more (further advertisements may follow the first)."""
         deadline = time.monotonic() + timeout_s
         while not (self.info and self.channels):
             self._handle(self._ws.recv(timeout=max(0.01, deadline - time.monotonic())))
-        # More advertisements may follow the first: take what arrives within a short while.
-        try:
-            while True:
-                self._handle(self._ws.recv(timeout=0.5))
-        except TimeoutError:
-            pass
+        settled = time.monotonic() + settle_s
+        with contextlib.suppress(TimeoutError):
+            while (left := settled - time.monotonic()) > 0:
+                self._handle(self._ws.recv(timeout=left))
         if self.read:
             self._thread = threading.Thread(target=self._reader, daemon=True)
             self._thread.start()
@@ -108,11 +116,15 @@ class Viewer:
             with self._lock:
                 topic = self._subscriptions.get(subscription)
                 if topic is not None:
-                    self.received.setdefault(topic, []).append(Received(log_time, bytes(frame[13:])))
+                    self.counts[topic] = self.counts.get(topic, 0) + 1
+                    self.bytes_received += len(frame)
+                    if self.keep:
+                        self.received.setdefault(topic, []).append(Received(log_time, bytes(frame[13:])))
         elif frame[0] == TIME:
             self.times.append(struct.unpack_from("<Q", frame, 1)[0])
 
     def subscribe(self, topics: Iterable[str]) -> None:
+        """Subscribe to the channels of these topics."""
         subscriptions = []
         with self._lock:
             for topic in topics:
@@ -122,6 +134,7 @@ class Viewer:
         self._ws.send(json.dumps({"op": "subscribe", "subscriptions": subscriptions}))
 
     def messages(self, topic: str) -> list[Received]:
+        """What the channel of `topic` brought so far (kept only with keep=True)."""
         with self._lock:
             return list(self.received.get(topic, []))
 
@@ -150,9 +163,11 @@ class Viewer:
         return self._client_channels
 
     def publish(self, channel: int, payload: bytes) -> None:
+        """Send a message on a client channel."""
         self._ws.send(struct.pack("<BI", MESSAGE_DATA, channel) + payload)
 
     def wait_for(self, condition: Callable[[], bool], what: str, timeout_s: float = 30.0) -> None:
+        """Wait until `condition()` (AssertionError naming `what` after `timeout_s`)."""
         deadline = time.monotonic() + timeout_s
         while not condition():
             if time.monotonic() > deadline:
@@ -160,18 +175,20 @@ class Viewer:
             time.sleep(0.01)
 
     def close(self) -> None:
+        """Stop reading and close the connection."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2)
         self._ws.close()
 
 
-def open_viewer(port: int, *, read: bool = True) -> Viewer:
-    """A viewer connected once the bridge's live view listens (it loads with the bridge)."""
-    deadline = time.monotonic() + CONNECT_S
+def open_viewer(port: int, *, read: bool = True, keep: bool = True, timeout_s: float = CONNECT_S) -> Viewer:
+    """A viewer connected once the bridge's live view listens (it loads with the bridge), past the
+    server's info and advertisements."""
+    deadline = time.monotonic() + timeout_s
     while True:
         try:
-            viewer = Viewer(port, read=read)
+            viewer = Viewer(port, read=read, keep=keep)
             break
         except OSError:
             if time.monotonic() > deadline:

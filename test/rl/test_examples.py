@@ -3,12 +3,12 @@ through policy_driver in the route_policy scenario and prints a verdict per epis
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from user_env import user_environment
 
 pytest.importorskip(
     "stable_baselines3", reason="Stable-Baselines3 is not installed (pip install acres_bridge[rl])"
@@ -20,13 +20,10 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "rl"
 
 
 def _run(arguments: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    bin_dir = str(Path(sys.executable).parent)  # ros2 (the scenario's `run` stack) beside this Python
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
-    env.pop("PYTHONPATH", None)  # as a user runs them: not with what another test of this worker set
     return subprocess.run(
         [sys.executable, *arguments],
         cwd=cwd,
-        env=env,
+        env=user_environment(),  # ros2 (the scenario's `run` stack) beside this Python
         capture_output=True,
         text=True,
         timeout=600,

@@ -5,7 +5,6 @@ the criterion, the topic and the value; no process of either run is left behind.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -14,6 +13,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from user_env import user_environment
 
 pytest.importorskip("launch_testing", reason="launch_testing is not installed (make test ROS2_WHEELS=DIR)")
 
@@ -33,10 +33,7 @@ def _install(package: Path) -> None:
 def _run_tests(folder: Path) -> tuple[subprocess.CompletedProcess[str], str]:
     """pytest in the package's folder, as its author runs it; (the run, its mark)."""
     mark = uuid.uuid4().hex
-    bin_dir = str(Path(sys.executable).parent)  # ros2, beside this Python
-    env = {**os.environ, _MARK: mark, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
-    env.pop("PYTEST_XDIST_WORKER", None)
-    env.pop("PYTHONPATH", None)  # the package and the kit as installed, not what another test set
+    env = user_environment(**{_MARK: mark})
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test"],
         cwd=folder,

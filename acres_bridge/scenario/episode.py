@@ -64,6 +64,7 @@ PHYSICS_HZ: Final = 120
 START_ALLOWANCE_S: Final = 120.0  # the processes' start, on a busy machine
 WALL_PER_SIM_S: Final = 10.0  # an episode may run 10 times slower than real time before it counts as hung
 STACK_READY_S: Final = 30.0  # how long the runner waits for the stack's first command publisher
+READY_S: Final = 10.0  # a free-running episode's start waits at most this long for its topics' publishers
 PERCEPTION: Final = frozenset({"lidar/points", "camera/image_raw", "camera/camera_info"})
 _NS_PER_S: Final = 1_000_000_000
 _SUBSCRIBER_DEPTH: Final = 1000
@@ -390,30 +391,46 @@ def _realtime(
     *,
     deadline: float,
 ) -> float:
-    """Read as a subscriber while the simulator runs freely, until /clock passes the duration."""
+    """Read as a subscriber while the simulator runs freely, for the duration of simulated time.
+
+    The simulator runs from its start, and a subscriber sees it only once discovery has matched
+    it, later on a busy machine. So the episode's time starts at the first /clock after every
+    topic read has a publisher (or READY_S after the first /clock, whichever comes first), and
+    each message is judged at its time since then."""
     node = session.node
     clock_ns = 0
-    end_ns = round(scenario.duration_s * _NS_PER_S)
-
-    def on_message(topic: str, message: Any) -> None:
-        nonlocal clock_ns
-        if topic == "/clock":
-            clock_ns = message_stamp_ns(message) or clock_ns
-        if topic in reader.names and clock_ns <= end_ns:
-            reader.read(topic, message, clock_ns)
-
+    start_ns: int | None = None
+    first_clock = math.inf
+    duration_ns = round(scenario.duration_s * _NS_PER_S)
     profiles = load_profiles()
     clock = _table_topic(profiles, scenario.session.first_vehicle, "/clock")
     read = [*published] if any(s.name == "/clock" for s in published) else [*published, clock]
+    names = [resolve_name(spec.ros_name, "") for spec in read]
+
+    def ready() -> bool:
+        waited = time.monotonic() - first_clock
+        return waited >= READY_S or all(node.count_publishers(name) > 0 for name in names)
+
+    def on_message(topic: str, message: Any) -> None:
+        nonlocal clock_ns, start_ns, first_clock
+        if topic == "/clock":
+            clock_ns = message_stamp_ns(message) or clock_ns
+            first_clock = min(first_clock, time.monotonic())
+            if start_ns is None and ready():
+                start_ns = clock_ns
+        if start_ns is not None and topic in reader.names and start_ns <= clock_ns <= start_ns + duration_ns:
+            reader.read(topic, message, clock_ns - start_ns)
+
     _subscribe(session, [*read, *commands], on_message)
     executor = SingleThreadedExecutor(context=node.context)
     executor.add_node(node)
     try:
-        while clock_ns < end_ns:
+        while start_ns is None or clock_ns - start_ns < duration_ns:
             _check_deadline(scenario, deadline)
             session.check_alive()
             executor.spin_once(timeout_sec=0.05)
     finally:
         executor.remove_node(node)
         executor.shutdown()
-    return math.floor(clock_ns * PHYSICS_HZ / _NS_PER_S) / PHYSICS_HZ
+    assert start_ns is not None
+    return math.floor((clock_ns - start_ns) * PHYSICS_HZ / _NS_PER_S) / PHYSICS_HZ

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import launch_testing
+import launch_testing.actions
 import launch_testing.asserts
 from ament_index_python.packages import get_package_share_directory
 from integration.conftest import START_UTC, Ros
@@ -23,7 +24,8 @@ from simulation_interfaces.msg import SimulationState
 from simulation_interfaces.srv import GetSimulationState
 
 from acres_bridge.msg_profiles import Direction, load_profiles
-from acres_bridge.processes import simulator_command
+from acres_bridge.processes import free_port, simulator_command
+from launch import LaunchDescription
 
 __all__ = [
     "BRIDGE_TOPICS",
@@ -31,6 +33,7 @@ __all__ = [
     "TestExit",
     "bridge_launch",
     "launch_file",
+    "live_view_launch",
     "publish_topics",
     "simulator_process",
     "step_until_each_has",
@@ -107,6 +110,26 @@ def bridge_launch(arguments: Mapping[str, str]) -> IncludeLaunchDescription:
     return IncludeLaunchDescription(
         PythonLaunchDescriptionSource(launch_file()), launch_arguments=dict(arguments).items()
     )
+
+
+def live_view_launch(*, perception: bool, **arguments: str) -> tuple[LaunchDescription, dict[str, Any]]:
+    """A lockstep Polaris session with the bridge's live view on a free port (its launch
+    arguments besides these), ready to test; the test gets the port as `view_port`."""
+    port, view_port = free_port(), free_port()
+    bridge = {
+        "control_port": str(port),
+        "vehicle": "polaris",
+        "foxglove": "true",
+        "foxglove_port": str(view_port),
+    }
+    description = LaunchDescription(
+        [
+            simulator_process(port, "--vehicle", "polaris", perception=perception),
+            bridge_launch({**bridge, **arguments}),
+            launch_testing.actions.ReadyToTest(),
+        ]
+    )
+    return description, {"view_port": view_port}
 
 
 def publish_topics(vehicle: str, namespace: str = "") -> dict[str, Any]:

@@ -20,14 +20,11 @@ pytest.importorskip("launch_ros", reason="launch_ros is not installed (make test
 import unittest
 from typing import Any
 
-import launch_testing
-import launch_testing.actions
 import numpy as np
 from integration.conftest import Ros
 from launch_common import (
     TestExit,  # noqa: F401  (launch_testing runs it after the launch)
-    bridge_launch,
-    simulator_process,
+    live_view_launch,
     wait_connected,
 )
 from nav_msgs.msg import Odometry
@@ -41,7 +38,6 @@ from acres_bridge.geo.route import acre_loop
 from acres_bridge.live_view.scene import scene_update
 from acres_bridge.live_view.viewer import open_viewer
 from acres_bridge.msg_profiles import load_profiles
-from acres_bridge.processes import free_port
 from acres_sim.scene import acre_scene
 from acres_sim.world_wire import scene_layout
 from launch import LaunchDescription
@@ -54,24 +50,7 @@ BACKLOG = 16
 
 @pytest.mark.launch_test
 def generate_test_description() -> tuple[LaunchDescription, dict[str, Any]]:
-    port, view_port = free_port(), free_port()
-    arguments = {
-        "control_port": str(port),
-        "vehicle": "polaris",
-        "foxglove": "true",
-        "foxglove_port": str(view_port),
-        "foxglove_backlog": str(BACKLOG),
-    }
-    return (
-        LaunchDescription(
-            [
-                simulator_process(port, "--vehicle", "polaris", perception=True),
-                bridge_launch(arguments),
-                launch_testing.actions.ReadyToTest(),
-            ]
-        ),
-        {"view_port": view_port},
-    )
+    return live_view_launch(perception=True, foxglove_backlog=str(BACKLOG))
 
 
 def stamp_ns(stamp: Any) -> int:

@@ -16,21 +16,17 @@ pytest.importorskip("launch_ros", reason="launch_ros is not installed (make test
 import unittest
 from typing import Any
 
-import launch_testing
-import launch_testing.actions
 from ds_dbw_msgs.msg import UlcCmd
 from integration.conftest import Ros
 from launch_common import (
     TestExit,  # noqa: F401  (launch_testing runs it after the launch)
-    bridge_launch,
-    simulator_process,
+    live_view_launch,
     wait_connected,
 )
 from rclpy.serialization import serialize_message
 from std_msgs.msg import Bool, Empty
 
 from acres_bridge.live_view.viewer import open_viewer
-from acres_bridge.processes import free_port
 from launch import LaunchDescription
 
 PERIOD_STEPS = 12  # 0.1 simulated s: one camera frame and one scan
@@ -38,24 +34,7 @@ PERIOD_STEPS = 12  # 0.1 simulated s: one camera frame and one scan
 
 @pytest.mark.launch_test
 def generate_test_description() -> tuple[LaunchDescription, dict[str, Any]]:
-    port, view_port = free_port(), free_port()
-    arguments = {
-        "control_port": str(port),
-        "vehicle": "polaris",
-        "foxglove": "true",
-        "foxglove_port": str(view_port),
-        "foxglove_allow_publish": "true",
-    }
-    return (
-        LaunchDescription(
-            [
-                simulator_process(port, "--vehicle", "polaris"),
-                bridge_launch(arguments),
-                launch_testing.actions.ReadyToTest(),
-            ]
-        ),
-        {"view_port": view_port},
-    )
+    return live_view_launch(perception=False, foxglove_allow_publish="true")
 
 
 class TestViewerPublish(unittest.TestCase):

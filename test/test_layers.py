@@ -134,3 +134,15 @@ def test_no_private_name_leaves_its_module() -> None:
                 continue  # a private module of the importer's own package
             offending.append(str(imp))
     assert offending == []
+
+
+def test_only_the_simulator_s_command_line_imports_its_server() -> None:
+    """acres_sim.server is the network side: the world, the sensors and the vehicles never reach it."""
+    offending = [
+        str(imp)
+        for imp in IMPORTS
+        if _in(imp, "acres_sim")
+        and not _in(imp, "acres_sim/server", "acres_sim/cli.py")
+        and _is(imp.module, "acres_sim.server")
+    ]
+    assert offending == []

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import socket
 
-from acres_sim import clients
-from acres_sim.clients import Client
+from acres_sim.server import clients
+from acres_sim.server.clients import Client
 
 
 def test_queued_bytes_arrive_whole_and_in_order_through_partial_sends() -> None:

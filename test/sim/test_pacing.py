@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from acres_bridge.pace import PacingReport, parse_pacing_line
-from acres_sim.pacing import RealTimePacer
+from acres_sim.server.pacing import RealTimePacer
 
 PERIOD = 1.0 / 120.0
 

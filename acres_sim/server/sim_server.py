@@ -2,7 +2,7 @@
 
 One thread, one selector: the control listener, each agent's sensor and vehicle listeners, and
 every accepted connection. In free run (PLAYING) the world advances paced to wall time and never
-faster (acres_sim.pacing: no catching up in bursts; a slow pace is reported); in
+faster (acres_sim.server.pacing: no catching up in bursts; a slow pace is reported); in
 lockstep only on step requests, as fast as it can. In free run the clouds and images are made in
 a render thread (numpy lets go of the GIL), so a camera frame never holds up the physics, the
 INS and the clock; their frames follow as soon as they are ready, stamped with their step. A step
@@ -23,7 +23,7 @@ command numbers that STEP_REQUEST waits for.
 The vehicle channel of a Maxxum carries MAXXUM_COMMAND (acres_bridge.wire.maxxum.MaxxumCommand,
 numbered as the drive-by-wire commands are) to its tractor model and MaxxumObservation each 0.1 s
 of simulation time from it. Each Maxxum also has a CAN port (UDP, `can_port` in HELLO,
-acres_sim.can_bus): the tractor's J1939 group each 0.1 s, a barrier after each lockstep step.
+acres_sim.server.can_bus): the tractor's J1939 group each 0.1 s, a barrier after each lockstep step.
 """
 
 from __future__ import annotations
@@ -63,13 +63,13 @@ from acres_bridge.wire.clock import MAX_STEPS_PER_REQUEST
 from acres_bridge.wire.maxxum import MaxxumCommand
 from acres_bridge.wire.vocabulary import SimState, Vehicle
 from acres_sim import __version__
-from acres_sim.can_bus import CanPort
-from acres_sim.clients import Client, Clients, Listener
 from acres_sim.clock import PHYSICS_RATE_HZ as PHYSICS_HZ
 from acres_sim.errors import AcresSimError
-from acres_sim.pacing import REPORT_INTERVAL_S, SLOW_RTF, RealTimePacer
 from acres_sim.sensor_model import SensorFrame
 from acres_sim.sensors import CaptureJob
+from acres_sim.server.can_bus import CanPort
+from acres_sim.server.clients import Client, Clients, Listener
+from acres_sim.server.pacing import REPORT_INTERVAL_S, SLOW_RTF, RealTimePacer
 from acres_sim.tractor import command_from_message, observation_message
 from acres_sim.world import StepOutput, World
 from acres_sim.world_wire import scene_layout, sensor_frame, sensor_meta, wire_ins
@@ -226,7 +226,7 @@ class SimServer:
         self.clients.expire_handshakes()
 
     def _run_paced_steps(self) -> None:
-        """The steps whose wall-time slot has come (acres_sim.pacing: never faster than real time),
+        """The steps whose wall-time slot has come (acres_sim.server.pacing: never faster than real time),
         then, at a limited rate, a word on the pace when it is slow or perception was skipped."""
         while self.world.state is SimState.PLAYING and self.pacer.due(time.monotonic()):
             self._emit(self.world.advance())
@@ -257,7 +257,7 @@ class SimServer:
 
     def _share_bridge_hosts(self) -> None:
         """Tell each CAN port the hosts of the session's bridge: those of the accepted control
-        channels (acres_sim.can_bus: only they may become the tractor's controller)."""
+        channels (acres_sim.server.can_bus: only they may become the tractor's controller)."""
         hosts = set()
         for connection in self._connections:
             if connection.listener == "control" and connection.ready:

@@ -83,7 +83,7 @@ class Client:
     sent: int = 0
     command_seq: int = 0
     # Lockstep: the vehicle commands read and not yet applied, (seq, command), until the step
-    # request whose command_seqs counts them (acres_sim.server: Server._apply_held).
+    # request whose command_seqs counts them (acres_sim.server.sim_server: SimServer._apply_held).
     held: list[tuple[int, object]] = field(default_factory=list)
     accepted_at: float = field(default_factory=time.monotonic)
 

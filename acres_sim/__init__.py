@@ -1,7 +1,7 @@
 """acres_sim: the reference vehicle simulator of ACRES, its simulation core.
 
 A deterministic simulator of the ACRE tile: kinematic vehicles (the Polaris utility vehicle and the
-Maxxum tractor), the Polaris's drive-by-wire system (acres_sim.dbw), a scripted route with a
+Maxxum tractor), the Polaris's drive-by-wire system (acres_sim.vehicles.dbw), a scripted route with a
 pure-pursuit autopilot, and an INS error model, on a 120 Hz physics clock. This package has no
 networking and no ROS imports (it uses the message types of ``acres_bridge.wire``); a server
 speaks the wire protocol on top of ``World``.
@@ -22,10 +22,11 @@ from acres_sim.clock import (
     sample_index,
     step_stamp_ns,
 )
-from acres_sim.dbw import DbwParams, DbwSystem, report_due
 from acres_sim.errors import AcresSimError, AgentError, DbwCommandError, ParamsError, WorldStateError
-from acres_sim.ins import ErrorModel, InsModel, InsParams, InsSample
-from acres_sim.kinematics import (
+from acres_sim.route import FollowerCommand, FollowerParams, RouteFollower
+from acres_sim.vehicles.dbw import DbwParams, DbwSystem, report_due
+from acres_sim.vehicles.ins import ErrorModel, InsModel, InsParams, InsSample
+from acres_sim.vehicles.kinematics import (
     STANDARD_GRAVITY,
     BodyMotion,
     Terrain,
@@ -35,9 +36,8 @@ from acres_sim.kinematics import (
     place,
     step,
 )
-from acres_sim.powertrain import Gear, Powertrain, PowertrainParams
-from acres_sim.route import FollowerCommand, FollowerParams, RouteFollower
-from acres_sim.vehicles import MAXXUM, POLARIS, MaxxumParams, MountPose, PolarisParams, VehicleParams
+from acres_sim.vehicles.params import MAXXUM, POLARIS, MaxxumParams, MountPose, PolarisParams, VehicleParams
+from acres_sim.vehicles.powertrain import Gear, Powertrain, PowertrainParams
 from acres_sim.world import (
     DEFAULT_MAP,
     AgentSpec,

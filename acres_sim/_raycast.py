@@ -16,8 +16,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from acres_sim.errors import ParamsError
-from acres_sim.kinematics import VehicleState
-from acres_sim.vehicles import MountPose
+from acres_sim.vehicles.kinematics import VehicleState
+from acres_sim.vehicles.params import MountPose
 
 __all__ = [
     "BASE_FRAME",

@@ -31,11 +31,11 @@ from acres_bridge.wire.vocabulary import SensorKind, Vehicle
 from acres_sim._raycast import F32, F64, I64, RayFan, mount_in_base, turn
 from acres_sim.compiled_cast import Backend
 from acres_sim.errors import ParamsError
-from acres_sim.kinematics import VehicleState
 from acres_sim.scene import Box, Hits, Scene, Surface
 from acres_sim.sensor_model import Cast, FrameData, MountedFan
 from acres_sim.shade_kernels import shade_pixels
-from acres_sim.vehicles import VehicleParams
+from acres_sim.vehicles.kinematics import VehicleState
+from acres_sim.vehicles.params import VehicleParams
 
 __all__ = [
     "MAXXUM_CAMERA",

@@ -33,7 +33,7 @@ log_time = publish_time = that stamp; nothing in the file reads a clock, so the 
 requests give the same bytes.
 
 The state of an agent comes from the world (pose, motion, steering, the Polaris's drive-by-wire
-report, the Maxxum's tractor model), its EnergyLedger from acres_sim.energy, the farm from
+report, the Maxxum's tractor model), its EnergyLedger from acres_sim.vehicles.energy, the farm from
 acres_sim.farm and the conditions from acres_sim.weather. The ledger restarts with each episode
 of the agent; the farm is restored at the start of each session episode. An ACRES Core session has
 no crop (as ACRES Core), so no farm.
@@ -59,7 +59,6 @@ from acres_bridge.tools.cdr_records import cdr_string, pack_stamped_sequence
 from acres_bridge.tools.errors import BagError, DefinitionError
 from acres_bridge.wire.vocabulary import Source, Vehicle
 from acres_sim.clock import NS_PER_S, PHYSICS_DT_S
-from acres_sim.energy import EnergyMeter, energy_params
 from acres_sim.episode_drive import AgentDrive, maxxum_drive, polaris_drive
 from acres_sim.episode_messages import (
     AGENT_STATE_RECORD,
@@ -93,9 +92,10 @@ from acres_sim.farm import (
     Part,
     Stamps,
 )
-from acres_sim.implement import IMPLEMENTS
-from acres_sim.kinematics import STANDARD_GRAVITY, BodyMotion, VehicleState
-from acres_sim.tractor import TractorParams
+from acres_sim.vehicles.energy import EnergyMeter, energy_params
+from acres_sim.vehicles.implement import IMPLEMENTS
+from acres_sim.vehicles.kinematics import STANDARD_GRAVITY, BodyMotion, VehicleState
+from acres_sim.vehicles.tractor import TractorParams
 from acres_sim.weather import Conditions, Weather, WeatherParams
 from acres_sim.world import AgentStatus, StepOutput, World
 

@@ -20,7 +20,7 @@ from acres_sim.clock import NS_PER_S
 from acres_sim.episode_types import MountOffset, VehicleShift
 from acres_sim.errors import EpisodeLogError
 from acres_sim.farm import EVENT_UNITS
-from acres_sim.vehicles import VehicleParams
+from acres_sim.vehicles.params import VehicleParams
 from acres_sim.weather import Conditions
 
 __all__ = [

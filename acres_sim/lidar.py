@@ -24,11 +24,11 @@ from acres_bridge.wire.vocabulary import SensorKind
 from acres_sim._raycast import BASE_FRAME, F32, RayFan, as_f32, rotation_matrix
 from acres_sim.compiled_cast import Backend
 from acres_sim.errors import ParamsError
-from acres_sim.kinematics import VehicleState
 from acres_sim.lidar_kernels import beam_intensity, noisy_cloud
 from acres_sim.scene import Box, Hits, Scene, Surface
 from acres_sim.sensor_model import Cast, FrameData, MountedFan
-from acres_sim.vehicles import MountPose
+from acres_sim.vehicles.kinematics import VehicleState
+from acres_sim.vehicles.params import MountPose
 
 __all__ = [
     "INTENSITY_HALF_RANGE_M",

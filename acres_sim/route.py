@@ -13,8 +13,8 @@ import numpy as np
 
 from acres_bridge.geo.route import Route, pure_pursuit_curvature
 from acres_sim.errors import ParamsError
-from acres_sim.kinematics import VehicleState
-from acres_sim.vehicles import VehicleParams
+from acres_sim.vehicles.kinematics import VehicleState
+from acres_sim.vehicles.params import VehicleParams
 
 __all__ = ["FollowerCommand", "FollowerParams", "RouteFollower"]
 

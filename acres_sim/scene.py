@@ -35,9 +35,9 @@ from acres_sim._raycast import (
     crop_hits,
 )
 from acres_sim.errors import ParamsError
-from acres_sim.kinematics import VehicleState
 from acres_sim.terrain import FlatGround, HeightField
-from acres_sim.vehicles import VehicleParams
+from acres_sim.vehicles.kinematics import VehicleState
+from acres_sim.vehicles.params import VehicleParams
 
 __all__ = [
     "ACRE_TERRAIN_SEED",

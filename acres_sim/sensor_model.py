@@ -18,8 +18,8 @@ from numpy.typing import NDArray
 from acres_bridge.wire.vocabulary import SensorKind
 from acres_sim._raycast import F32, F64, RayFan, sensor_in_world
 from acres_sim.compiled_cast import Backend, cast_fan, in_world
-from acres_sim.kinematics import VehicleState
 from acres_sim.scene import Box, Hits, Scene
+from acres_sim.vehicles.kinematics import VehicleState
 
 __all__ = ["Cast", "FrameData", "MountedFan", "SensorFrame", "SensorModel"]
 

@@ -20,11 +20,11 @@ from acres_sim.camera import MAXXUM_CAMERA, OPTICAL_FRAMES, POLARIS_CAMERA, Came
 from acres_sim.clock import PHYSICS_RATE_HZ, is_due
 from acres_sim.compiled_cast import Backend
 from acres_sim.errors import ParamsError
-from acres_sim.kinematics import VehicleState
 from acres_sim.lidar import MAXXUM_LIDAR, POLARIS_LIDAR, Lidar, LidarParams
 from acres_sim.scene import Box, Scene, vehicle_box
 from acres_sim.sensor_model import SensorFrame, SensorModel
-from acres_sim.vehicles import VehicleParams
+from acres_sim.vehicles.kinematics import VehicleState
+from acres_sim.vehicles.params import VehicleParams
 
 __all__ = [
     "RIGS",

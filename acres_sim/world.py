@@ -6,10 +6,10 @@ server calls ``advance()`` as fast as real time or lockstep requests allow and s
 produced. Given the same construction arguments and the same calls, two worlds produce identical data.
 
 Who drives a vehicle, in this order: a Polaris's drive-by-wire while it is enabled
-(``apply_dbw_command``, acres_sim.dbw); the built-in route follower while the agent's autopilot is
+(``apply_dbw_command``, acres_sim.vehicles.dbw); the built-in route follower while the agent's autopilot is
 on (``set_autopilot``, off by default); the last ``set_command``. Otherwise the vehicle stands:
 a Polaris parked in P (its drive-by-wire model with passive outputs). A Maxxum is driven by its
-tractor model (acres_sim.tractor: ``apply_tractor_command``, from the vehicle bridge or the CAN
+tractor model (acres_sim.vehicles.tractor: ``apply_tractor_command``, from the vehicle bridge or the CAN
 bus) unless the autopilot or ``set_command`` drives it; without commands its safety brake holds it.
 """
 
@@ -26,19 +26,25 @@ from acres_bridge.geo.route import Route, acre_loop
 from acres_bridge.wire import EpisodeInfo
 from acres_bridge.wire.dbw import DbwCommand, DbwReport, DbwTarget
 from acres_bridge.wire.vocabulary import SimState, Source, Vehicle
-from acres_sim import kinematics
 from acres_sim.clock import PHYSICS_DT_S, ins_due, step_stamp_ns
 from acres_sim.compiled_cast import Backend
-from acres_sim.dbw import DbwSystem, report_due
 from acres_sim.errors import AgentError, DbwCommandError, ParamsError, WorldStateError
-from acres_sim.ins import InsModel, InsSample
-from acres_sim.kinematics import BodyMotion, Terrain, VehicleState, at_rest, place
 from acres_sim.route import RouteFollower
 from acres_sim.scene import Scene, acre_scene
 from acres_sim.sensor_model import SensorFrame
 from acres_sim.sensors import RIGS, CaptureJob, RigEntry, RigOptions, SensorRig
-from acres_sim.tractor import TractorCommand, TractorModel, TractorObservation, TractorParams, observation_due
-from acres_sim.vehicles import MAXXUM, POLARIS, MaxxumParams, PolarisParams, VehicleParams
+from acres_sim.vehicles import kinematics
+from acres_sim.vehicles.dbw import DbwSystem, report_due
+from acres_sim.vehicles.ins import InsModel, InsSample
+from acres_sim.vehicles.kinematics import BodyMotion, Terrain, VehicleState, at_rest, place
+from acres_sim.vehicles.params import MAXXUM, POLARIS, MaxxumParams, PolarisParams, VehicleParams
+from acres_sim.vehicles.tractor import (
+    TractorCommand,
+    TractorModel,
+    TractorObservation,
+    TractorParams,
+    observation_due,
+)
 from acres_sim.world_types import AgentSpec, AgentStatus, Pose2D, StepOutput
 
 __all__ = [
@@ -407,7 +413,7 @@ class World:
         """Give the drive-by-wire of Polaris ``index`` a command; it applies from the next step on.
 
         DbwCommandError, and nothing applies, when the agent has no drive-by-wire or the command is
-        invalid (acres_sim.dbw.check_command); AgentError for an unknown agent.
+        invalid (acres_sim.vehicles.dbw.check_command); AgentError for an unknown agent.
         """
         _, dbw = self._dbw(index)
         dbw.submit(command)
@@ -418,7 +424,7 @@ class World:
         """A driver of Polaris ``index`` takes over (or lets go of) a subsystem, from the next step on.
 
         ``subsystem``: STEERING, THROTTLE, BRAKE or GEAR; ``value`` the driver's input
-        (acres_sim.dbw.DbwSystem.set_driver_override). An override disables the drive-by-wire.
+        (acres_sim.vehicles.dbw.DbwSystem.set_driver_override). An override disables the drive-by-wire.
         """
         _, dbw = self._dbw(index)
         dbw.set_driver_override(subsystem, active, value=value)
@@ -439,7 +445,8 @@ class World:
     def apply_tractor_command(self, index: int, command: TractorCommand) -> None:
         """Give Maxxum ``index`` the controls that ``command`` sets; they apply from the next step.
 
-        A command that sets the pedal or the brake also releases the safety brake (acres_sim.tractor).
+        A command that sets the pedal or the brake also releases the safety brake
+        (acres_sim.vehicles.tractor).
         AgentError for an agent that is no Maxxum.
         """
         self._tractor(index).command(command)

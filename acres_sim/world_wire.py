@@ -13,10 +13,10 @@ from acres_bridge.wire import InsSample as WireIns
 from acres_bridge.wire import SensorMeta, SensorMount
 from acres_bridge.wire.messages import SceneBox, SceneCropField, SceneGround, SceneLayout
 from acres_bridge.wire.vocabulary import SensorKind
-from acres_sim.ins import InsSample
 from acres_sim.scene import BGR, Scene
 from acres_sim.sensor_model import SensorFrame
-from acres_sim.vehicles import VehicleParams
+from acres_sim.vehicles.ins import InsSample
+from acres_sim.vehicles.params import VehicleParams
 from acres_sim.world import World
 
 __all__ = ["scene_layout", "sensor_frame", "sensor_meta", "wire_ins"]

@@ -24,10 +24,10 @@ import numpy as np
 from acres_bridge.geo.route import acre_loop
 from acres_sim.camera import MAXXUM_CAMERA, POLARIS_CAMERA, Camera, camera_mount
 from acres_sim.compiled_cast import Backend, warm_up
-from acres_sim.kinematics import VehicleState, place
 from acres_sim.lidar import MAXXUM_LIDAR, POLARIS_LIDAR, Lidar
 from acres_sim.scene import Box, Scene, acre_scene, vehicle_box
-from acres_sim.vehicles import MAXXUM, POLARIS, VehicleParams
+from acres_sim.vehicles.kinematics import VehicleState, place
+from acres_sim.vehicles.params import MAXXUM, POLARIS, VehicleParams
 from bench._stats import median, spread
 from bench.core import Benchmark, Outcome, Row, Settings
 

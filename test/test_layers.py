@@ -146,3 +146,15 @@ def test_only_the_simulator_s_command_line_imports_its_server() -> None:
         and _is(imp.module, "acres_sim.server")
     ]
     assert offending == []
+
+
+def test_the_vehicles_import_nothing_of_the_simulator_but_each_other_its_clock_and_errors() -> None:
+    """acres_sim.vehicles models what an agent is and how it moves: no scene, sensor, world or server."""
+    offending = [
+        str(imp)
+        for imp in IMPORTS
+        if _in(imp, "acres_sim/vehicles")
+        and _is(imp.module, "acres_sim")
+        and not _is(imp.module, "acres_sim.vehicles", "acres_sim.clock", "acres_sim.errors")
+    ]
+    assert offending == []

@@ -81,7 +81,7 @@ __all__ = ["DbwDemoDriver", "main"]
 
 ENABLE_DELAY_S = 0.5  # from the first subscriber of /vehicle/enable to the enable
 ODOM_TIMEOUT_NS = 500_000_000
-MAX_SPEED_MPS = 18.0  # the Polaris's governed top speed (acres_sim.vehicles)
+MAX_SPEED_MPS = 18.0  # the Polaris's governed top speed (acres_sim.vehicles.params)
 ROUTE_TOPIC = "/Demo/route"
 STATUS_TOPIC = "/Demo/status"
 

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from acres_sim.farm.params import ImplementFootprint
-from acres_sim.kinematics import VehicleState
+from acres_sim.vehicles.kinematics import VehicleState
 
 __all__ = [
     "EVENT_UNITS",

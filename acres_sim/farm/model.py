@@ -26,7 +26,7 @@ Compaction and ruts
     water) falls by 3 % per percent of water above it (wet soil compacts more), within 0.4 .. 1.6 of
     it; a cell never loosens by a load. The layer's mass stays: the rut below the undisturbed
     surface is layer_depth (1 - rho_loose / rho). The soil's deformation work, p/2 times the rut's
-    deepening times the cell area, is the tyre's rolling loss in the soil (acres_sim.energy).
+    deepening times the cell area, is the tyre's rolling loss in the soil (acres_sim.vehicles.energy).
 Crop
     A tyre flattens the crop under it to ``flattened_crop_height_m``; the body flattens crop taller
     than its ground clearance, under its whole footprint (acres_sim.scene.vehicle_box). A crop
@@ -71,9 +71,9 @@ from acres_sim.farm.columns import (
 from acres_sim.farm.contact import ContactGeometry, contact_geometry, rectangle_points
 from acres_sim.farm.grid import FarmGrid, FieldGrid, Heights
 from acres_sim.farm.params import ContactParams, FarmParams, ImplementFootprint, contact_params
-from acres_sim.kinematics import STANDARD_GRAVITY, VehicleState
 from acres_sim.scene import CropField
-from acres_sim.vehicles import VehicleParams
+from acres_sim.vehicles.kinematics import STANDARD_GRAVITY, VehicleState
+from acres_sim.vehicles.params import VehicleParams
 
 __all__ = ["Farm", "Heights"]
 

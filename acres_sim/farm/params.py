@@ -10,7 +10,7 @@ from typing import Final
 
 from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim.errors import ParamsError
-from acres_sim.vehicles import VehicleParams
+from acres_sim.vehicles.params import VehicleParams
 
 __all__ = [
     "IMPLEMENT_FOOTPRINTS",
@@ -161,7 +161,7 @@ class ImplementFootprint:
             raise ParamsError(f"ImplementFootprint.offset_m: expected a finite number, got {self.offset_m!r}")
 
 
-# The implements of acres_sim.implement: the chisel plow's 9 shanks 0.30 m apart (2.7 m) 1.8 m behind
+# The implements of acres_sim.vehicles.implement: the chisel plow's 9 shanks 0.30 m apart (2.7 m) 1.8 m behind
 # the rear axle; the disk mower's 3.0 m cutter bar 1.4 m behind it (assumed).
 IMPLEMENT_FOOTPRINTS: Final = {
     "chisel_plow": ImplementFootprint(width_m=2.7, length_m=0.3, offset_m=-1.8),

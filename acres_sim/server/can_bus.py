@@ -7,7 +7,7 @@ Until then nothing goes out; a datagram from any other address, or one that does
 changes nothing (it is dropped, counted and logged), so no other sender can take the tractor's
 CAN output or drive it. When the session's bridge goes (its last control channel closes) the
 controller is forgotten, and the next bridge's first datagram sets it again. Frames from the
-controller become tractor commands (acres_sim.j1939.command_from_frame).
+controller become tractor commands (acres_sim.vehicles.j1939.command_from_frame).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from collections import Counter
 from acres_bridge.wire.can import CanFrame, barrier_frame, decode_datagram, encode_datagram, is_barrier
 from acres_bridge.wire.errors import ProtocolError
 from acres_sim.errors import AcresSimError
-from acres_sim.j1939 import command_from_frame, frames_from_observation
-from acres_sim.tractor import TractorCommand, TractorObservation
+from acres_sim.vehicles.j1939 import command_from_frame, frames_from_observation
+from acres_sim.vehicles.tractor import TractorCommand, TractorObservation
 
 __all__ = ["CanPort"]
 

@@ -1,7 +1,7 @@
 """The Maxxum's PI speed controller: stop, saturation, anti-windup, braking, and the closed loop.
 
 The closed-loop cases run the controller at 20 Hz against the simulator's own tractor model
-(acres_sim.tractor with acres_sim.kinematics), as the bridge runs it against the simulator.
+(acres_sim.vehicles.tractor with acres_sim.vehicles.kinematics), as the bridge runs it against the simulator.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from acres_bridge.convert.speed_controller import (
     SpeedControllerParams,
     control,
 )
-from acres_sim import kinematics
 from acres_sim.clock import PHYSICS_DT_S
-from acres_sim.kinematics import VehicleState
-from acres_sim.tractor import TractorCommand, TractorModel
-from acres_sim.vehicles import MAXXUM
+from acres_sim.vehicles import kinematics
+from acres_sim.vehicles.kinematics import VehicleState
+from acres_sim.vehicles.params import MAXXUM
+from acres_sim.vehicles.tractor import TractorCommand, TractorModel
 
 PARAMS = SpeedControllerParams()
 

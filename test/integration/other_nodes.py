@@ -13,7 +13,7 @@ from tf2_msgs.msg import TFMessage
 
 from acres_bridge.msg_profiles import load_profiles
 from acres_bridge.processes import ChildProcess
-from acres_sim.vehicles import PolarisParams
+from acres_sim.vehicles.params import PolarisParams
 
 from .conftest import Processes, Ros
 

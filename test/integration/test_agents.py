@@ -20,7 +20,7 @@ from std_msgs.msg import Bool, Empty
 from tf2_msgs.msg import TFMessage
 
 from acres_bridge.msg_profiles import load_profiles
-from acres_sim.vehicles import POLARIS
+from acres_sim.vehicles.params import POLARIS
 
 from .conftest import Processes, Ros, free_port
 

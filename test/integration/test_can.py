@@ -2,7 +2,7 @@
 
 The simulator runs in lockstep, so the counts are exact: each 0.1 s of simulation time brings one
 group of 13 frames, stamped with the step that made it, and no barrier. The frames decode with
-acres_sim.j1939 to what the other topics show at the same step.
+acres_sim.vehicles.j1939 to what the other topics show at the same step.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from std_msgs.msg import Float32
 from acres_bridge.convert.can import frame_message
 from acres_bridge.processes import free_udp_port
 from acres_bridge.wire.can import BARRIER_ID, CanFrame
-from acres_sim import j1939
+from acres_sim.vehicles import j1939
 
 from .conftest import Processes, Ros, free_port
 from .test_maxxum import NS_PER_S, Driver, qos, spec_example, stamp_ns, twist

@@ -212,7 +212,7 @@ def test_the_bridge_publishes_the_rig_on_tf_static(driver: Driver) -> None:
         ("base_footprint", "gnss_link"),
     }
     gnss = next(t for t in static[0].transforms if t.child_frame_id == "gnss_link").transform.translation
-    assert (gnss.x, gnss.y, gnss.z) == (0.5, 0.0, 3.1)  # acres_sim.vehicles: the Maxxum's antenna
+    assert (gnss.x, gnss.y, gnss.z) == (0.5, 0.0, 3.1)  # acres_sim.vehicles.params: the Maxxum's antenna
 
 
 def test_vehicle_auto_serves_the_maxxum_and_sim_reset_moves_it(processes: Processes, ros: Ros) -> None:

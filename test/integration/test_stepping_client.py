@@ -24,7 +24,7 @@ from acres_bridge.lockstep import StepBatch, SteppingClient
 from acres_bridge.lockstep.batch import message_stamp_ns
 from acres_bridge.nodes.dbw import REPORT_TOPICS
 from acres_bridge.wire.clock import MAX_STEPS_PER_REQUEST, is_due, step_stamp_ns
-from acres_sim.ins import InsParams
+from acres_sim.vehicles.ins import InsParams
 
 from .conftest import Processes, Ros, free_port, wait_for_line
 

@@ -14,7 +14,7 @@ from acres_bridge.convert.frame_names import frame_names
 from acres_bridge.convert.ins import quaternion_multiply
 from acres_bridge.other.description import check_rig, static_transforms, tf_mounts, urdf
 from acres_bridge.wire.messages import SensorMount
-from acres_sim.vehicles import PolarisParams
+from acres_sim.vehicles.params import PolarisParams
 from acres_sim.world import World
 from acres_sim.world_wire import sensor_meta
 

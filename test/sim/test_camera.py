@@ -18,9 +18,9 @@ from acres_sim.camera import (
     projection_matrix,
 )
 from acres_sim.errors import ParamsError
-from acres_sim.kinematics import VehicleState
 from acres_sim.scene import acre_scene, flat_scene, vehicle_box
-from acres_sim.vehicles import MAXXUM, POLARIS
+from acres_sim.vehicles.kinematics import VehicleState
+from acres_sim.vehicles.params import MAXXUM, POLARIS
 
 
 @pytest.fixture(scope="module")

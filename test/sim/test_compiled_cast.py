@@ -20,10 +20,10 @@ from acres_sim._raycast import RayFan, rotation_matrix, sensor_in_world
 from acres_sim.camera import MAXXUM_CAMERA, POLARIS_CAMERA, Camera, CameraParams, camera_mount
 from acres_sim.compiled_cast import Backend, _box_rows, _boxes_in_range, cast_fan, in_world
 from acres_sim.errors import ParamsError
-from acres_sim.kinematics import VehicleState, place
 from acres_sim.lidar import MAXXUM_LIDAR, POLARIS_LIDAR, Lidar, LidarParams, beam_directions
 from acres_sim.scene import Box, Hits, Scene, acre_scene, flat_scene, vehicle_box
-from acres_sim.vehicles import MAXXUM, POLARIS, VehicleParams
+from acres_sim.vehicles.kinematics import VehicleState, place
+from acres_sim.vehicles.params import MAXXUM, POLARIS, VehicleParams
 
 RANGE_TOLERANCE_M = 1e-3
 NORMAL_TOLERANCE = 1e-5

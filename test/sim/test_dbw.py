@@ -22,9 +22,9 @@ from acres_bridge.wire.dbw import (
 )
 from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim.clock import PHYSICS_DT_S
-from acres_sim.dbw import DbwParams, DbwSystem, Gear, check_command, report_due
 from acres_sim.errors import AgentError, DbwCommandError, ParamsError
-from acres_sim.vehicles import MAXXUM, POLARIS
+from acres_sim.vehicles.dbw import DbwParams, DbwSystem, Gear, check_command, report_due
+from acres_sim.vehicles.params import MAXXUM, POLARIS
 from acres_sim.world import AgentSpec, Pose2D, StepOutput, World
 
 START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)

@@ -12,7 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acres_sim.clock import PHYSICS_DT_S
-from acres_sim.energy import (
+from acres_sim.errors import ParamsError
+from acres_sim.scene import flat_scene
+from acres_sim.vehicles.energy import (
     GASOLINE_LHV_J_PER_L,
     MAXXUM_ENERGY,
     POLARIS_ENERGY,
@@ -20,12 +22,10 @@ from acres_sim.energy import (
     EnergyMeter,
     energy_params,
 )
-from acres_sim.errors import ParamsError
-from acres_sim.kinematics import STANDARD_GRAVITY
-from acres_sim.powertrain import PowertrainParams
-from acres_sim.scene import flat_scene
-from acres_sim.tractor import TractorParams
-from acres_sim.vehicles import MAXXUM, POLARIS, VehicleParams
+from acres_sim.vehicles.kinematics import STANDARD_GRAVITY
+from acres_sim.vehicles.params import MAXXUM, POLARIS, VehicleParams
+from acres_sim.vehicles.powertrain import PowertrainParams
+from acres_sim.vehicles.tractor import TractorParams
 from acres_sim.world import AgentSpec, Pose2D, World
 
 START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)

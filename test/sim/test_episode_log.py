@@ -30,7 +30,6 @@ from acres_bridge.tools.msgdef import definition_text
 from acres_bridge.tools.qos import Durability, History, Reliability, parse_offered_qos
 from acres_bridge.wire.vocabulary import SimState, Source, Vehicle
 from acres_sim.clock import NS_PER_S, PHYSICS_DT_S, step_stamp_ns
-from acres_sim.energy import POLARIS_ENERGY
 from acres_sim.episode_log import (
     CHANNELS,
     EpisodeLog,
@@ -43,8 +42,9 @@ from acres_sim.episode_log import (
 from acres_sim.episode_messages import AGENT_STATE_RECORD, FARM_EVENT_RECORD, FARM_STAMP_RECORD, typestore
 from acres_sim.errors import ParamsError
 from acres_sim.farm import EventKind, Part
-from acres_sim.kinematics import STANDARD_GRAVITY
-from acres_sim.tractor import TractorCommand
+from acres_sim.vehicles.energy import POLARIS_ENERGY
+from acres_sim.vehicles.kinematics import STANDARD_GRAVITY
+from acres_sim.vehicles.tractor import TractorCommand
 from acres_sim.weather import Weather
 from acres_sim.world import AgentSpec, World
 

@@ -28,9 +28,9 @@ from acres_sim.farm import (
     Part,
     contact_params,
 )
-from acres_sim.kinematics import STANDARD_GRAVITY, VehicleState
 from acres_sim.scene import CropField, acre_scene
-from acres_sim.vehicles import MAXXUM, POLARIS
+from acres_sim.vehicles.kinematics import STANDARD_GRAVITY, VehicleState
+from acres_sim.vehicles.params import MAXXUM, POLARIS
 
 NORTH = 0.5 * math.pi
 # One row of soybeans (0.25 m: below the Polaris's 0.33 m of clearance) running north along x = 0.

@@ -12,9 +12,9 @@ from acres_bridge.geo.georef import ACRE_GEOREFERENCE
 from acres_bridge.geo.rotation import rpy_from_quaternion, wrap_angle
 from acres_sim.clock import PHYSICS_RATE_HZ, ins_due, step_stamp_ns
 from acres_sim.errors import ParamsError
-from acres_sim.ins import ErrorModel, InsModel, InsParams, InsSample
-from acres_sim.kinematics import VehicleState, at_rest, place, step
-from acres_sim.vehicles import POLARIS
+from acres_sim.vehicles.ins import ErrorModel, InsModel, InsParams, InsSample
+from acres_sim.vehicles.kinematics import VehicleState, at_rest, place, step
+from acres_sim.vehicles.params import POLARIS
 
 G = ACRE_GEOREFERENCE
 QUANTITIES = ("position", "velocity", "attitude", "angular_rate", "specific_force")

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acres_bridge.wire.can import CanFrame, decode_datagram, encode_datagram
-from acres_sim import j1939, kinematics
 from acres_sim.clock import PHYSICS_DT_S
 from acres_sim.errors import ParamsError
-from acres_sim.implement import DISK_MOWER
-from acres_sim.j1939 import (
+from acres_sim.vehicles import j1939, kinematics
+from acres_sim.vehicles.implement import DISK_MOWER
+from acres_sim.vehicles.j1939 import (
     BARRIER_ID,
     COMMAND_FRAMES,
     GLOBAL_ADDRESS,
@@ -34,8 +34,8 @@ from acres_sim.j1939 import (
     j1939_id,
     parse_id,
 )
-from acres_sim.tractor import Difflock, HitchMode, TractorCommand, TractorModel, TractorObservation
-from acres_sim.vehicles import MAXXUM
+from acres_sim.vehicles.params import MAXXUM
+from acres_sim.vehicles.tractor import Difflock, HitchMode, TractorCommand, TractorModel, TractorObservation
 
 PROPERTY = settings(
     max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]

@@ -8,8 +8,8 @@ import math
 import pytest
 
 from acres_sim.clock import PHYSICS_DT_S
-from acres_sim.kinematics import STANDARD_GRAVITY, VehicleState, at_rest, place, step
-from acres_sim.vehicles import MAXXUM, POLARIS
+from acres_sim.vehicles.kinematics import STANDARD_GRAVITY, VehicleState, at_rest, place, step
+from acres_sim.vehicles.params import MAXXUM, POLARIS
 
 DT = PHYSICS_DT_S
 

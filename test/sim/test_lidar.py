@@ -10,10 +10,10 @@ import pytest
 
 from acres_sim._raycast import rotation_matrix
 from acres_sim.errors import ParamsError
-from acres_sim.kinematics import VehicleState
 from acres_sim.lidar import MAXXUM_LIDAR, POLARIS_LIDAR, REFLECTIVITY, Lidar, LidarParams, beam_directions
 from acres_sim.scene import Box, CropField, FlatGround, Scene, Surface, flat_scene, vehicle_box
-from acres_sim.vehicles import MAXXUM, POLARIS, MountPose
+from acres_sim.vehicles.kinematics import VehicleState
+from acres_sim.vehicles.params import MAXXUM, POLARIS, MountPose
 
 MOUNT = POLARIS.mount("lidar")
 SMALL = dataclasses.replace(POLARIS_LIDAR, columns=360)

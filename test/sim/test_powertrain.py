@@ -7,7 +7,7 @@ import math
 import pytest
 
 from acres_sim.errors import ParamsError
-from acres_sim.powertrain import Gear, Powertrain, PowertrainParams
+from acres_sim.vehicles.powertrain import Gear, Powertrain, PowertrainParams
 
 
 @pytest.fixture

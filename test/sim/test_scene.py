@@ -12,7 +12,6 @@ from acres_bridge.geo.rotation import world_to_body
 from acres_bridge.geo.route import acre_loop
 from acres_sim._raycast import RayFan, Rays, box_hits, mount_in_base, rotation_matrix
 from acres_sim.errors import ParamsError
-from acres_sim.kinematics import VehicleState, place
 from acres_sim.scene import (
     ROUTE_CLEARANCE_M,
     Box,
@@ -26,7 +25,8 @@ from acres_sim.scene import (
     vehicle_box,
 )
 from acres_sim.terrain import HIT_TOLERANCE_M
-from acres_sim.vehicles import MAXXUM, POLARIS, MountPose
+from acres_sim.vehicles.kinematics import VehicleState, place
+from acres_sim.vehicles.params import MAXXUM, POLARIS, MountPose
 
 
 def _unit(v: np.ndarray) -> np.ndarray:

@@ -41,10 +41,10 @@ from acres_bridge.wire.dbw import COMMAND_FLAG_ENABLE
 from acres_bridge.wire.maxxum import Difflock, ImplementControls, MaxxumCommand, MaxxumObservation
 from acres_bridge.wire.perception import CameraImage, CameraIntrinsics, LidarScan, camera_intrinsics
 from acres_bridge.wire.vocabulary import Source, Vehicle
-from acres_sim import j1939
 from acres_sim.camera import POLARIS_CAMERA
 from acres_sim.server import SimServer
-from acres_sim.vehicles import POLARIS
+from acres_sim.vehicles import j1939
+from acres_sim.vehicles.params import POLARIS
 from acres_sim.world import AgentSpec, World
 from acres_sim.world_wire import sensor_meta
 from sim.server_rig import Client, connect, maxxum_session

@@ -28,8 +28,8 @@ from acres_bridge.wire import (
 )
 from acres_bridge.wire.can import decode_datagram, encode_datagram, is_barrier
 from acres_bridge.wire.clock import MAX_STEPS_PER_REQUEST
-from acres_sim import j1939
 from acres_sim.server import SimServer, clients
+from acres_sim.vehicles import j1939
 from sim.server_rig import Client, connect, maxxum_session
 
 TIMEOUT_S = 60.0

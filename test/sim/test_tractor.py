@@ -10,11 +10,11 @@ import pytest
 
 from acres_bridge.wire import FrameReader, decode, encode
 from acres_bridge.wire.maxxum import ImplementControls, MaxxumCommand
-from acres_sim import kinematics
 from acres_sim.clock import PHYSICS_DT_S, PHYSICS_RATE_HZ
 from acres_sim.errors import ParamsError
-from acres_sim.hitch import Hitch, HitchParams
-from acres_sim.implement import (
+from acres_sim.vehicles import kinematics
+from acres_sim.vehicles.hitch import Hitch, HitchParams
+from acres_sim.vehicles.implement import (
     CHISEL_PLOW,
     DISK_MOWER,
     IMPLEMENTS,
@@ -23,8 +23,9 @@ from acres_sim.implement import (
     draft_n,
     pto_power_kw,
 )
-from acres_sim.kinematics import VehicleState
-from acres_sim.tractor import (
+from acres_sim.vehicles.kinematics import VehicleState
+from acres_sim.vehicles.params import MAXXUM
+from acres_sim.vehicles.tractor import (
     Difflock,
     HitchMode,
     TractorCommand,
@@ -36,7 +37,6 @@ from acres_sim.tractor import (
     observation_due,
     observation_message,
 )
-from acres_sim.vehicles import MAXXUM
 
 DRIVE = TractorCommand(pedal=0.3, brake=0.0)
 LOWER = TractorCommand(hitch_raise=False, hitch_lever=0.0)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from acres_sim.errors import ParamsError
-from acres_sim.vehicles import MAXXUM, POLARIS, MaxxumParams, PolarisParams
+from acres_sim.vehicles.params import MAXXUM, POLARIS, MaxxumParams, PolarisParams
 
 
 def _rotate(q: tuple[float, float, float, float], v: tuple[float, float, float]) -> np.ndarray:

@@ -25,7 +25,7 @@ from acres_bridge.geo.rotation import Quaternion, Vec3, quaternion_from_rpy
 from acres_bridge.wire.clock import NS_PER_S
 from acres_sim.clock import step_stamp_ns
 from acres_sim.errors import ParamsError
-from acres_sim.kinematics import BodyMotion, VehicleState
+from acres_sim.vehicles.kinematics import BodyMotion, VehicleState
 
 __all__ = ["ErrorModel", "InsModel", "InsParams", "InsSample"]
 

@@ -1,6 +1,6 @@
 """J1939 frames in general: 29-bit identifiers, signals (bits, scale, offset, J1939's value ranges),
 parameter groups, and a group's frame from its values and back. The tractor's groups are in
-acres_sim.j1939.frames."""
+acres_sim.vehicles.j1939.frames."""
 
 from __future__ import annotations
 

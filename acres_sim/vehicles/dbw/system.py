@@ -36,7 +36,7 @@ Gear
     shift is under way. gear_driver is the gear the driver's lever selects: none (0) while no driver
     acts, the driver's gear while the route follower drives or a gear override is active. The value
     0 is never a command. P holds the vehicle, N coasts, H and L drive forward (L to about 7 m/s,
-    acres_sim.powertrain), R backward.
+    acres_sim.vehicles.powertrain), R backward.
 
 ULC (the speed controller of the kit)
     cmd_type 1 a speed in m/s, 2 an acceleration in m/s^2. The reference speed vel_ref follows a
@@ -88,13 +88,13 @@ from acres_bridge.wire.dbw import (
     UlcCmdType,
 )
 from acres_sim.clock import PHYSICS_DT_S, step_stamp_ns
-from acres_sim.dbw.actuators import CommandChannel, DriverOverride, lag_factor, ramp
-from acres_sim.dbw.gear import GearShifter
-from acres_sim.dbw.params import OVERRIDE_SUBSYSTEMS, DbwParams, check_command
-from acres_sim.dbw.ulc import UlcController
 from acres_sim.errors import ParamsError
-from acres_sim.powertrain import Gear, Powertrain, PowertrainParams
-from acres_sim.vehicles import POLARIS, PolarisParams
+from acres_sim.vehicles.dbw.actuators import CommandChannel, DriverOverride, lag_factor, ramp
+from acres_sim.vehicles.dbw.gear import GearShifter
+from acres_sim.vehicles.dbw.params import OVERRIDE_SUBSYSTEMS, DbwParams, check_command
+from acres_sim.vehicles.dbw.ulc import UlcController
+from acres_sim.vehicles.params import POLARIS, PolarisParams
+from acres_sim.vehicles.powertrain import Gear, Powertrain, PowertrainParams
 
 __all__ = ["DbwSystem"]
 

@@ -1,6 +1,6 @@
 """The ULC, the speed controller of the Dataspeed kit: a reference speed ramped within the command's
 acceleration limits, a PI loop on it, and the pedals that the powertrain model needs for the result
-(acres_sim.dbw.system's docstring gives the rules)."""
+(acres_sim.vehicles.dbw.system's docstring gives the rules)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from acres_bridge.wire.dbw import (
     UlcCmdType,
 )
 from acres_sim.clock import PHYSICS_DT_S
-from acres_sim.dbw.actuators import CommandChannel, ramp
-from acres_sim.dbw.gear import GearShifter
-from acres_sim.dbw.params import DbwParams
-from acres_sim.powertrain import Gear, Powertrain
-from acres_sim.vehicles import PolarisParams
+from acres_sim.vehicles.dbw.actuators import CommandChannel, ramp
+from acres_sim.vehicles.dbw.gear import GearShifter
+from acres_sim.vehicles.dbw.params import DbwParams
+from acres_sim.vehicles.params import PolarisParams
+from acres_sim.vehicles.powertrain import Gear, Powertrain
 
 __all__ = ["UlcController"]
 

@@ -1,5 +1,5 @@
 """What the Maxxum's tractor model takes and gives: its constants, a command (from the bridge or the
-CAN bus), the controls it holds and an observation (acres_sim.tractor has the model)."""
+CAN bus), the controls it holds and an observation (acres_sim.vehicles.tractor has the model)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from dataclasses import dataclass, field, fields, replace
 from acres_bridge.wire.maxxum import MAX_DEPTH_STOP_M, Difflock, HitchMode
 from acres_sim.clock import PHYSICS_DT_S, PHYSICS_RATE_HZ
 from acres_sim.errors import ParamsError
-from acres_sim.hitch import HitchParams
-from acres_sim.vehicles import MAXXUM, MaxxumParams
+from acres_sim.vehicles.hitch import HitchParams
+from acres_sim.vehicles.params import MAXXUM, MaxxumParams
 
 __all__ = ["TractorCommand", "TractorControls", "TractorObservation", "TractorParams"]
 

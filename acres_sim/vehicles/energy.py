@@ -21,7 +21,7 @@ Wheels
     balance, as the powertrain models do not model them.
 Slip
     The slip ratio grows linearly with the traction force to ``slip_at_traction_limit`` at the
-    traction limit (a coefficient times the weight), as acres_sim.tractor models it; a caller that
+    traction limit (a coefficient times the weight), as acres_sim.vehicles.tractor models it; a caller that
     knows the slip (the tractor model) gives it. The driven wheels turn faster than the ground
     moves: the slip loss is the traction work times s / (1 - s).
 Engine
@@ -36,8 +36,8 @@ Fuel
     A Willans line: the fuel's power is the idle fuel flow's plus the engine power over the marginal
     efficiency; its volume from the lower heating value.
 
-``POLARIS_ENERGY`` takes its resistance and brake constants from acres_sim.powertrain and
-``MAXXUM_ENERGY`` from acres_sim.tractor, so that the ledger agrees with the forces that moved the
+``POLARIS_ENERGY`` takes its resistance and brake constants from acres_sim.vehicles.powertrain and
+``MAXXUM_ENERGY`` from acres_sim.vehicles.tractor, so that the ledger agrees with the forces that moved the
 vehicle; the engine and fuel constants are assumed (documented at each).
 """
 
@@ -49,10 +49,10 @@ from typing import Final
 
 from acres_sim.clock import PHYSICS_DT_S
 from acres_sim.errors import ParamsError
-from acres_sim.kinematics import STANDARD_GRAVITY
-from acres_sim.powertrain import PowertrainParams
-from acres_sim.tractor import TractorParams
-from acres_sim.vehicles import POLARIS, MaxxumParams, PolarisParams, VehicleParams
+from acres_sim.vehicles.kinematics import STANDARD_GRAVITY
+from acres_sim.vehicles.params import POLARIS, MaxxumParams, PolarisParams, VehicleParams
+from acres_sim.vehicles.powertrain import PowertrainParams
+from acres_sim.vehicles.tractor import TractorParams
 
 __all__ = [
     "DIESEL_LHV_J_PER_L",
@@ -128,7 +128,7 @@ class EnergyParams:
 
 
 def _polaris_energy(powertrain: PowertrainParams, vehicle: VehicleParams) -> EnergyParams:
-    """The Polaris: resistance and brakes of acres_sim.powertrain; a 999 cm^3 gasoline twin of 61 kW
+    """The Polaris: resistance and brakes of acres_sim.vehicles.powertrain; a 999 cm^3 gasoline twin of 61 kW
     at 6500 r/min idling at 1200 r/min on 0.7 l/h, a CVT driveline of 0.80, 0.6 of traction on farm
     tracks, 400 W for the drive-by-wire kit and the sensors (all assumed)."""
     return EnergyParams(
@@ -152,7 +152,7 @@ def _polaris_energy(powertrain: PowertrainParams, vehicle: VehicleParams) -> Ene
 
 def _maxxum_energy(tractor: TractorParams) -> EnergyParams:
     """The Maxxum: rolling resistance, traction (open differential), slip, transmission, accessories,
-    engine speeds and power of acres_sim.tractor; drag of 0.5 * 1.2 kg/m^3 * 0.9 * 6.4 m^2; a diesel
+    engine speeds and power of acres_sim.vehicles.tractor; drag of 0.5 * 1.2 kg/m^3 * 0.9 * 6.4 m^2; a diesel
     idling on 2.5 l/h with a marginal efficiency of 0.40, hydraulics of 0.7 (assumed)."""
     return EnergyParams(
         rolling_resistance=tractor.rolling_resistance,

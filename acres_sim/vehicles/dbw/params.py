@@ -36,7 +36,7 @@ def check_command(command: DbwCommand) -> None:
 
 @dataclass(frozen=True, kw_only=True)
 class DbwParams:
-    """The constants of the drive-by-wire model; acres_sim.dbw.system says what each does.
+    """The constants of the drive-by-wire model; acres_sim.vehicles.dbw.system says what each does.
 
     Times in s, speeds in m/s, accelerations in m/s^2, pressures in bar; gains of the ULC in 1/s and
     1/s^2. The timeout is the real vehicle's; the lags, the shift time and the ULC's tuning are

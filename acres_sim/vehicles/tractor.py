@@ -2,9 +2,9 @@
 
 A pure, deterministic model without I/O. Each physics step (1/120 s) the world calls
 ``TractorModel.step(speed)`` and passes the returned (acceleration, road-wheel angle) to
-``acres_sim.kinematics.step``; every 0.1 s of simulation time (``observation_due``) it reads
+``acres_sim.vehicles.kinematics.step``; every 0.1 s of simulation time (``observation_due``) it reads
 ``observation``. Commands (``TractorCommand``: from the vehicle bridge, or from the CAN bus through
-``acres_sim.j1939.command_from_frame``) apply from the next step. All constants are in
+``acres_sim.vehicles.j1939.command_from_frame``) apply from the next step. All constants are in
 ``TractorParams``; the values below are assumed for a Maxxum 145-class tractor (107 kW rated) with a
 continuously variable transmission unless they say otherwise.
 
@@ -23,7 +23,7 @@ Drive and brakes (the acceleration returned)
     (open 0.75, rear 0.9, rear and front 1.0) and the drive power (engine power less PTO and
     accessories, through ``transmission_efficiency`` 0.85) over the speed (at least
     ``power_limit_min_speed_mps``). Against it: rolling resistance (``rolling_resistance`` 0.04 of
-    the weight), the implement's draft (acres_sim.implement) and the brakes (full brake
+    the weight), the implement's draft (acres_sim.vehicles.implement) and the brakes (full brake
     ``brake_decel_mps2`` = 3 m/s^2). Resistances only oppose motion and hold the tractor at
     standstill. The mass is the tractor's plus the mounted implement's; the drive is forward only
     (the shuttle is not modelled); at the vehicle's top speed the transmission takes only the drive
@@ -48,7 +48,8 @@ Safety brake
     tractor). A new model, and a reset one, is stale: parked and braked.
 
 Hitch, PTO and implement
-    acres_sim.hitch moves the lift arms; acres_sim.implement gives the draft and the PTO power. The
+    acres_sim.vehicles.hitch moves the lift arms; acres_sim.vehicles.implement gives the draft and
+    the PTO power. The
     PTO turns at the implement's rated PTO speed (540 or 1000 r/min) at the rated engine speed,
     in proportion to the engine speed, while it is on; it takes the implement's PTO power (at most
     what the engine has), before the drive.
@@ -68,10 +69,15 @@ from acres_bridge.wire.maxxum import (
     MaxxumObservation,
 )
 from acres_sim.clock import PHYSICS_DT_S, is_due, step_stamp_ns
-from acres_sim.hitch import Hitch
-from acres_sim.implement import CHISEL_PLOW, ImplementParams, draft_n, pto_power_kw
-from acres_sim.kinematics import STANDARD_GRAVITY
-from acres_sim.tractor_types import TractorCommand, TractorControls, TractorObservation, TractorParams
+from acres_sim.vehicles.hitch import Hitch
+from acres_sim.vehicles.implement import CHISEL_PLOW, ImplementParams, draft_n, pto_power_kw
+from acres_sim.vehicles.kinematics import STANDARD_GRAVITY
+from acres_sim.vehicles.tractor_types import (
+    TractorCommand,
+    TractorControls,
+    TractorObservation,
+    TractorParams,
+)
 
 __all__ = [
     "OBSERVATION_RATE_HZ",
@@ -173,7 +179,8 @@ class TractorModel:
     def step(self, speed_mps: float) -> tuple[float, float]:
         """One physics step from the signed speed ``speed_mps``: (acceleration m/s^2, road-wheel angle rad).
 
-        The two values are what ``acres_sim.kinematics.step`` takes, already within the vehicle's limits.
+        The two values are what ``acres_sim.vehicles.kinematics.step`` takes, already within the
+        vehicle's limits.
         """
         p = self._p
         vehicle = p.vehicle

@@ -4,8 +4,8 @@ the vehicle stands."""
 
 from __future__ import annotations
 
-from acres_sim.dbw.params import DbwParams
-from acres_sim.powertrain import Gear
+from acres_sim.vehicles.dbw.params import DbwParams
+from acres_sim.vehicles.powertrain import Gear
 
 __all__ = ["GearShifter"]
 

@@ -5,9 +5,15 @@
 """
 
 from acres_bridge.wire.dbw import COMMAND_RANGES
-from acres_sim.dbw.params import OVERRIDE_SUBSYSTEMS, REPORT_RATE_HZ, DbwParams, check_command, report_due
-from acres_sim.dbw.system import DbwSystem
-from acres_sim.powertrain import Gear
+from acres_sim.vehicles.dbw.params import (
+    OVERRIDE_SUBSYSTEMS,
+    REPORT_RATE_HZ,
+    DbwParams,
+    check_command,
+    report_due,
+)
+from acres_sim.vehicles.dbw.system import DbwSystem
+from acres_sim.vehicles.powertrain import Gear
 
 __all__ = [
     "COMMAND_RANGES",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Final
 
 from acres_bridge.wire.can import CanFrame
-from acres_sim.j1939.codec import (
+from acres_sim.vehicles.j1939.codec import (
     BRAKES_ADDRESS,
     ENGINE_ADDRESS,
     GLOBAL_ADDRESS,

@@ -1,5 +1,5 @@
 """The tractor's side of its CAN bus: the status frames of an observation, and the command a
-controller's frame gives (the mapping between the tractor model and acres_sim.j1939.frames)."""
+controller's frame gives (the mapping between the tractor model and acres_sim.vehicles.j1939.frames)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Final
 
 from acres_bridge.wire.can import CanFrame
 from acres_bridge.wire.maxxum import MAX_DEPTH_STOP_M, Difflock, HitchMode
-from acres_sim.j1939.codec import GLOBAL_ADDRESS, TRACTOR_ADDRESS, encode_frame
-from acres_sim.j1939.frames import STATUS_FRAMES, decode
-from acres_sim.tractor import TractorCommand, TractorObservation
+from acres_sim.vehicles.j1939.codec import GLOBAL_ADDRESS, TRACTOR_ADDRESS, encode_frame
+from acres_sim.vehicles.j1939.frames import STATUS_FRAMES, decode
+from acres_sim.vehicles.tractor import TractorCommand, TractorObservation
 
 __all__ = ["command_from_frame", "frames_from_observation"]
 

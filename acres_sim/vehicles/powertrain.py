@@ -27,7 +27,7 @@ from enum import IntEnum
 from typing import Final
 
 from acres_sim.errors import ParamsError
-from acres_sim.vehicles import POLARIS
+from acres_sim.vehicles.params import POLARIS
 
 __all__ = ["Gear", "Powertrain", "PowertrainParams"]
 

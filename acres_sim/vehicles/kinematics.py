@@ -20,7 +20,7 @@ from typing import Final
 
 from acres_bridge.geo.rotation import Vec3, world_to_body, wrap_angle
 from acres_bridge.geo.scalar import clamp
-from acres_sim.vehicles import VehicleParams
+from acres_sim.vehicles.params import VehicleParams
 
 __all__ = [
     "STANDARD_GRAVITY",

@@ -1,6 +1,6 @@
 """The Maxxum's CAN bus: the J1939 / ISO 11783 frames the tractor sends and the ones it accepts.
 
-Every 0.1 s of simulation time (``acres_sim.tractor.observation_due``) the tractor sends a group of
+Every 0.1 s of simulation time (``acres_sim.vehicles.tractor.observation_due``) the tractor sends a group of
 13 frames (``frames_from_observation``), all with 29-bit identifiers, 8 data bytes, little-endian
 signals (ISO 11783-7 3.3.1) and the J1939 value ranges: a 1-byte signal is valid in 0 .. 250, a
 2-byte one in 0 .. 64255, a 4-byte one in 0 .. 4211081215; all-ones means "not available" (in a
@@ -29,7 +29,7 @@ The package: ``codec`` (identifiers, signals, groups), ``frames`` (the tables) a
 """
 
 from acres_bridge.wire.can import BARRIER_ID, Barrier, barrier_frame, decode_barrier, is_barrier
-from acres_sim.j1939.codec import (
+from acres_sim.vehicles.j1939.codec import (
     BRAKES_ADDRESS,
     ENGINE_ADDRESS,
     GLOBAL_ADDRESS,
@@ -42,8 +42,8 @@ from acres_sim.j1939.codec import (
     j1939_id,
     parse_id,
 )
-from acres_sim.j1939.frames import COMMAND_FRAMES, GROUP_SIZE, STATUS_FRAMES, decode, frame_spec
-from acres_sim.j1939.tractor_can import command_from_frame, frames_from_observation
+from acres_sim.vehicles.j1939.frames import COMMAND_FRAMES, GROUP_SIZE, STATUS_FRAMES, decode, frame_spec
+from acres_sim.vehicles.j1939.tractor_can import command_from_frame, frames_from_observation
 
 __all__ = [
     "BARRIER_ID",

@@ -27,12 +27,12 @@ from acres_bridge.wire import EpisodeInfo
 from acres_bridge.wire.dbw import DbwCommand, DbwReport, DbwTarget
 from acres_bridge.wire.vocabulary import SimState, Source, Vehicle
 from acres_sim.clock import PHYSICS_DT_S, ins_due, step_stamp_ns
-from acres_sim.compiled_cast import Backend
 from acres_sim.errors import AgentError, DbwCommandError, ParamsError, WorldStateError
 from acres_sim.route import RouteFollower
-from acres_sim.scene import Scene, acre_scene
-from acres_sim.sensor_model import SensorFrame
-from acres_sim.sensors import RIGS, CaptureJob, RigEntry, RigOptions, SensorRig
+from acres_sim.sensors.compiled_cast import Backend
+from acres_sim.sensors.rig import RIGS, CaptureJob, RigEntry, RigOptions, SensorRig
+from acres_sim.sensors.scene import Scene, acre_scene
+from acres_sim.sensors.sensor_model import SensorFrame
 from acres_sim.vehicles import kinematics
 from acres_sim.vehicles.dbw import DbwSystem, report_due
 from acres_sim.vehicles.ins import InsModel, InsSample
@@ -122,10 +122,11 @@ class World:
 
         ``start_utc`` must be timezone-aware (it is injected so that the episode ids are
         reproducible); ``seed`` (>= 0) seeds the sensor noise of every agent, each on its own stream.
-        ``scene`` is what the LiDARs and cameras see (default: the tile's, acres_sim.scene.acre_scene);
-        the vehicles drive on its ground unless ``terrain`` says otherwise. ``perception`` false
+        ``scene`` is what the LiDARs and cameras see (default: the tile's,
+        acres_sim.sensors.scene.acre_scene); the vehicles drive on its ground unless ``terrain`` says
+        otherwise. ``perception`` false
         makes no clouds and images (a session that needs only the vehicles and the INS); ``ray_cast``
-        chooses the sensors' ray caster (acres_sim.compiled_cast; the same frames either way);
+        chooses the sensors' ray caster (acres_sim.sensors.compiled_cast; the same frames either way);
         ``rigs`` the sensors of each kind of vehicle (acres_sim.sensors.RIGS).
         """
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from acres_bridge.wire.dbw import DbwReport
 from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim.errors import AgentError
-from acres_sim.sensor_model import SensorFrame
-from acres_sim.sensors import CaptureJob
+from acres_sim.sensors.rig import CaptureJob
+from acres_sim.sensors.sensor_model import SensorFrame
 from acres_sim.vehicles.ins import InsParams, InsSample
 from acres_sim.vehicles.kinematics import BodyMotion, VehicleState
 from acres_sim.vehicles.params import VehicleParams

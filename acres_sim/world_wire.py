@@ -13,8 +13,8 @@ from acres_bridge.wire import InsSample as WireIns
 from acres_bridge.wire import SensorMeta, SensorMount
 from acres_bridge.wire.messages import SceneBox, SceneCropField, SceneGround, SceneLayout
 from acres_bridge.wire.vocabulary import SensorKind
-from acres_sim.scene import BGR, Scene
-from acres_sim.sensor_model import SensorFrame
+from acres_sim.sensors.scene import BGR, Scene
+from acres_sim.sensors.sensor_model import SensorFrame
 from acres_sim.vehicles.ins import InsSample
 from acres_sim.vehicles.params import VehicleParams
 from acres_sim.world import World

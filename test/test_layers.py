@@ -158,3 +158,14 @@ def test_the_vehicles_import_nothing_of_the_simulator_but_each_other_its_clock_a
         and not _is(imp.module, "acres_sim.vehicles", "acres_sim.clock", "acres_sim.errors")
     ]
     assert offending == []
+
+
+def test_the_sensors_import_only_the_vehicles_clock_and_errors_of_the_simulator() -> None:
+    """acres_sim.sensors sees the scene from a vehicle's mount: no world, episode or server."""
+    allowed = ("acres_sim.sensors", "acres_sim.vehicles", "acres_sim.clock", "acres_sim.errors")
+    offending = [
+        str(imp)
+        for imp in IMPORTS
+        if _in(imp, "acres_sim/sensors") and _is(imp.module, "acres_sim") and not _is(imp.module, *allowed)
+    ]
+    assert offending == []

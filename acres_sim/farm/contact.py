@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from acres_sim.errors import ParamsError
 from acres_sim.farm.columns import Part
 from acres_sim.farm.params import IMPLEMENT_FOOTPRINTS, ContactParams
-from acres_sim.scene import vehicle_box
+from acres_sim.sensors.scene import vehicle_box
 from acres_sim.vehicles.kinematics import STANDARD_GRAVITY, VehicleState
 from acres_sim.vehicles.params import VehicleParams
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from acres_sim.scene import CropField
+from acres_sim.sensors.scene import CropField
 
 __all__ = ["FarmGrid", "FieldGrid", "Heights"]
 

@@ -1,6 +1,6 @@
 """The state of the farm: crop and soil per grid cell over the crop fields, changed by the agents.
 
-``Farm`` covers each crop field of the scene (acres_sim.scene.CropField) with a grid of square
+``Farm`` covers each crop field of the scene (acres_sim.sensors.scene.CropField) with a grid of square
 cells (``FarmParams.cell_m``, 0.1 m) aligned with the world axes. A cell is farmland when its
 centre lies on the field's rectangle; it holds crop (the row's height where its centre lies on a
 row, else 0) and soil (bulk density of the top layer and the deepest rut). Outside the fields (the
@@ -29,7 +29,7 @@ Compaction and ruts
     deepening times the cell area, is the tyre's rolling loss in the soil (acres_sim.vehicles.energy).
 Crop
     A tyre flattens the crop under it to ``flattened_crop_height_m``; the body flattens crop taller
-    than its ground clearance, under its whole footprint (acres_sim.scene.vehicle_box). A crop
+    than its ground clearance, under its whole footprint (acres_sim.sensors.scene.vehicle_box). A crop
     cell is flattened once: crop at or below that height is not flattened again.
 Implements
     A tillage implement in the ground (``ImplementAction.tills``) loosens the soil under its
@@ -71,7 +71,7 @@ from acres_sim.farm.columns import (
 from acres_sim.farm.contact import ContactGeometry, contact_geometry, rectangle_points
 from acres_sim.farm.grid import FarmGrid, FieldGrid, Heights
 from acres_sim.farm.params import ContactParams, FarmParams, ImplementFootprint, contact_params
-from acres_sim.scene import CropField
+from acres_sim.sensors.scene import CropField
 from acres_sim.vehicles.kinematics import STANDARD_GRAVITY, VehicleState
 from acres_sim.vehicles.params import VehicleParams
 

@@ -65,8 +65,8 @@ from acres_bridge.wire.vocabulary import SimState, Vehicle
 from acres_sim import __version__
 from acres_sim.clock import PHYSICS_RATE_HZ as PHYSICS_HZ
 from acres_sim.errors import AcresSimError
-from acres_sim.sensor_model import SensorFrame
-from acres_sim.sensors import CaptureJob
+from acres_sim.sensors.rig import CaptureJob
+from acres_sim.sensors.sensor_model import SensorFrame
 from acres_sim.server.can_bus import CanPort
 from acres_sim.server.clients import Client, Clients, Listener
 from acres_sim.server.pacing import REPORT_INTERVAL_S, SLOW_RTF, RealTimePacer

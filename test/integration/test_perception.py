@@ -20,8 +20,8 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image, PointCloud2, PointField
 
 from acres_bridge.msg_profiles import load_profiles
-from acres_sim.camera import POLARIS_CAMERA, Camera, camera_mount
-from acres_sim.lidar import POLARIS_LIDAR
+from acres_sim.sensors.camera import POLARIS_CAMERA, Camera, camera_mount
+from acres_sim.sensors.lidar import POLARIS_LIDAR
 from acres_sim.vehicles.params import POLARIS
 
 from .conftest import LATCHED, Processes, Ros, free_port

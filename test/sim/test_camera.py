@@ -8,8 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from acres_sim._raycast import rotation_matrix
-from acres_sim.camera import (
+from acres_sim.errors import ParamsError
+from acres_sim.sensors._raycast import rotation_matrix
+from acres_sim.sensors.camera import (
     MAXXUM_CAMERA,
     OPTICAL_FRAMES,
     POLARIS_CAMERA,
@@ -17,8 +18,7 @@ from acres_sim.camera import (
     camera_mount,
     projection_matrix,
 )
-from acres_sim.errors import ParamsError
-from acres_sim.scene import acre_scene, flat_scene, vehicle_box
+from acres_sim.sensors.scene import acre_scene, flat_scene, vehicle_box
 from acres_sim.vehicles.kinematics import VehicleState
 from acres_sim.vehicles.params import MAXXUM, POLARIS
 

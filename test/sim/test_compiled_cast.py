@@ -15,13 +15,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from acres_bridge.geo.route import acre_loop
-from acres_sim import cast_kernels as k
-from acres_sim._raycast import RayFan, rotation_matrix, sensor_in_world
-from acres_sim.camera import MAXXUM_CAMERA, POLARIS_CAMERA, Camera, CameraParams, camera_mount
-from acres_sim.compiled_cast import Backend, _box_rows, _boxes_in_range, cast_fan, in_world
 from acres_sim.errors import ParamsError
-from acres_sim.lidar import MAXXUM_LIDAR, POLARIS_LIDAR, Lidar, LidarParams, beam_directions
-from acres_sim.scene import Box, Hits, Scene, acre_scene, flat_scene, vehicle_box
+from acres_sim.sensors import cast_kernels as k
+from acres_sim.sensors._raycast import RayFan, rotation_matrix, sensor_in_world
+from acres_sim.sensors.camera import MAXXUM_CAMERA, POLARIS_CAMERA, Camera, CameraParams, camera_mount
+from acres_sim.sensors.compiled_cast import Backend, _box_rows, _boxes_in_range, cast_fan, in_world
+from acres_sim.sensors.lidar import MAXXUM_LIDAR, POLARIS_LIDAR, Lidar, LidarParams, beam_directions
+from acres_sim.sensors.scene import Box, Hits, Scene, acre_scene, flat_scene, vehicle_box
 from acres_sim.vehicles.kinematics import VehicleState, place
 from acres_sim.vehicles.params import MAXXUM, POLARIS, VehicleParams
 

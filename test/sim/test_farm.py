@@ -28,7 +28,7 @@ from acres_sim.farm import (
     Part,
     contact_params,
 )
-from acres_sim.scene import CropField, acre_scene
+from acres_sim.sensors.scene import CropField, acre_scene
 from acres_sim.vehicles.kinematics import STANDARD_GRAVITY, VehicleState
 from acres_sim.vehicles.params import MAXXUM, POLARIS
 

@@ -8,10 +8,17 @@ import math
 import numpy as np
 import pytest
 
-from acres_sim._raycast import rotation_matrix
 from acres_sim.errors import ParamsError
-from acres_sim.lidar import MAXXUM_LIDAR, POLARIS_LIDAR, REFLECTIVITY, Lidar, LidarParams, beam_directions
-from acres_sim.scene import Box, CropField, FlatGround, Scene, Surface, flat_scene, vehicle_box
+from acres_sim.sensors._raycast import rotation_matrix
+from acres_sim.sensors.lidar import (
+    MAXXUM_LIDAR,
+    POLARIS_LIDAR,
+    REFLECTIVITY,
+    Lidar,
+    LidarParams,
+    beam_directions,
+)
+from acres_sim.sensors.scene import Box, CropField, FlatGround, Scene, Surface, flat_scene, vehicle_box
 from acres_sim.vehicles.kinematics import VehicleState
 from acres_sim.vehicles.params import MAXXUM, POLARIS, MountPose
 

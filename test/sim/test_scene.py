@@ -10,9 +10,9 @@ import pytest
 
 from acres_bridge.geo.rotation import world_to_body
 from acres_bridge.geo.route import acre_loop
-from acres_sim._raycast import RayFan, Rays, box_hits, mount_in_base, rotation_matrix
 from acres_sim.errors import ParamsError
-from acres_sim.scene import (
+from acres_sim.sensors._raycast import RayFan, Rays, box_hits, mount_in_base, rotation_matrix
+from acres_sim.sensors.scene import (
     ROUTE_CLEARANCE_M,
     Box,
     CropField,
@@ -24,7 +24,7 @@ from acres_sim.scene import (
     flat_scene,
     vehicle_box,
 )
-from acres_sim.terrain import HIT_TOLERANCE_M
+from acres_sim.sensors.terrain import HIT_TOLERANCE_M
 from acres_sim.vehicles.kinematics import VehicleState, place
 from acres_sim.vehicles.params import MAXXUM, POLARIS, MountPose
 

@@ -14,11 +14,11 @@ from acres_bridge.wire import decode
 from acres_bridge.wire.frames import FrameReader
 from acres_bridge.wire.perception import CameraImage, encode_camera_frame
 from acres_bridge.wire.vocabulary import SensorKind, Source, Vehicle
-from acres_sim.compiled_cast import Backend
 from acres_sim.errors import ParamsError
-from acres_sim.scene import Box, Scene
-from acres_sim.sensor_model import FrameData, SensorModel
-from acres_sim.sensors import RIGS, RigEntry, RigOptions, SensorRig
+from acres_sim.sensors.compiled_cast import Backend
+from acres_sim.sensors.rig import RIGS, RigEntry, RigOptions, SensorRig
+from acres_sim.sensors.scene import Box, Scene
+from acres_sim.sensors.sensor_model import FrameData, SensorModel
 from acres_sim.vehicles.kinematics import VehicleState
 from acres_sim.vehicles.params import MAXXUM, POLARIS, VehicleParams
 from acres_sim.world import AgentSpec, World

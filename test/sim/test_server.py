@@ -41,7 +41,7 @@ from acres_bridge.wire.dbw import COMMAND_FLAG_ENABLE
 from acres_bridge.wire.maxxum import Difflock, ImplementControls, MaxxumCommand, MaxxumObservation
 from acres_bridge.wire.perception import CameraImage, CameraIntrinsics, LidarScan, camera_intrinsics
 from acres_bridge.wire.vocabulary import Source, Vehicle
-from acres_sim.camera import POLARIS_CAMERA
+from acres_sim.sensors.camera import POLARIS_CAMERA
 from acres_sim.server import SimServer
 from acres_sim.vehicles import j1939
 from acres_sim.vehicles.params import POLARIS

@@ -1,4 +1,4 @@
-"""What every perception sensor of the simulator is: the interface of the rig (acres_sim.sensors).
+"""What every perception sensor of the simulator is: the interface of the rig (acres_sim.sensors.rig).
 
 A sensor model says what it is (``kind``, ``rate_hz``, the mount ``SENSOR_META`` lists it under and
 its ``settings`` there), captures one frame of data from a vehicle's pose, and gives that frame's
@@ -16,9 +16,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from acres_bridge.wire.vocabulary import SensorKind
-from acres_sim._raycast import F32, F64, RayFan, sensor_in_world
-from acres_sim.compiled_cast import Backend, cast_fan, in_world
-from acres_sim.scene import Box, Hits, Scene
+from acres_sim.sensors._raycast import F32, F64, RayFan, sensor_in_world
+from acres_sim.sensors.compiled_cast import Backend, cast_fan, in_world
+from acres_sim.sensors.scene import Box, Hits, Scene
 from acres_sim.vehicles.kinematics import VehicleState
 
 __all__ = ["Cast", "FrameData", "MountedFan", "SensorFrame", "SensorModel"]

@@ -15,8 +15,8 @@ from typing import Final
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from acres_sim._raycast import F32, Rays, as_f32
 from acres_sim.errors import ParamsError
+from acres_sim.sensors._raycast import F32, Rays, as_f32
 
 __all__ = ["FlatGround", "GroundHits", "HeightField"]
 

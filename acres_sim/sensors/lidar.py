@@ -21,12 +21,12 @@ from numpy.typing import NDArray
 
 from acres_bridge.wire.perception import LidarLayout, encode_lidar_frame
 from acres_bridge.wire.vocabulary import SensorKind
-from acres_sim._raycast import BASE_FRAME, F32, RayFan, as_f32, rotation_matrix
-from acres_sim.compiled_cast import Backend
 from acres_sim.errors import ParamsError
-from acres_sim.lidar_kernels import beam_intensity, noisy_cloud
-from acres_sim.scene import Box, Hits, Scene, Surface
-from acres_sim.sensor_model import Cast, FrameData, MountedFan
+from acres_sim.sensors._raycast import BASE_FRAME, F32, RayFan, as_f32, rotation_matrix
+from acres_sim.sensors.compiled_cast import Backend
+from acres_sim.sensors.lidar_kernels import beam_intensity, noisy_cloud
+from acres_sim.sensors.scene import Box, Hits, Scene, Surface
+from acres_sim.sensors.sensor_model import Cast, FrameData, MountedFan
 from acres_sim.vehicles.kinematics import VehicleState
 from acres_sim.vehicles.params import MountPose
 
@@ -165,7 +165,7 @@ class Lidar:
     ``mount`` is the ``lidar`` frame's pose in base_footprint. The range noise comes from a numpy
     Generator seeded by (``seed``, ``stream``): the same seed, stream and calls give byte-identical
     scans. A scan from the same pose, agents and flags as the previous one (a parked vehicle) reuses
-    the previous ray cast and draws fresh noise. A sensor model of the rig (acres_sim.sensor_model).
+    the previous ray cast and draws fresh noise. A sensor model of the rig (acres_sim.sensors.sensor_model).
     """
 
     kind: Final = SensorKind.LIDAR
@@ -254,7 +254,7 @@ class Lidar:
     ) -> NDArray[np.float32]:
         """One revolution from a vehicle in ``state``: (columns, rings, 4) float32, C-contiguous.
 
-        ``agents``: the bodies of the other vehicles (``acres_sim.scene.vehicle_box``; not this
+        ``agents``: the bodies of the other vehicles (``acres_sim.sensors.scene.vehicle_box``; not this
         vehicle's own). ``crop=False`` leaves the crop out (ACRES Core). A beam without a return, or
         whose noisy range falls outside [min_range_m, max_range_m], has NaN in x, y, z and intensity 0.
         """
@@ -279,7 +279,7 @@ class Lidar:
 
     def _cloud_reference(self, ranges: F32, noise: F32, intensity: F32, flat: F32) -> None:
         """The cloud in numpy, into ``flat`` (N, 4): what the compiled one
-        (acres_sim.lidar_kernels.noisy_cloud) is checked against."""
+        (acres_sim.sensors.lidar_kernels.noisy_cloud) is checked against."""
         p = self._params
         noise *= np.float32(p.range_noise_m)
         r = ranges + noise
@@ -310,7 +310,7 @@ class Lidar:
 
     @staticmethod
     def _intensity_reference(hits: Hits, world: F32) -> F32:
-        """The intensity in numpy: what the compiled one (acres_sim.lidar_kernels.beam_intensity) is
+        """The intensity in numpy: what the compiled one (acres_sim.sensors.lidar_kernels.beam_intensity) is
         checked against."""
         cos_incidence = -(
             hits.normal[:, 0] * world[0] + hits.normal[:, 1] * world[1] + hits.normal[:, 2] * world[2]

@@ -1,11 +1,12 @@
 """Compiled ray kernels: the scene's ray cast, one ray at a time, in parallel over the rays.
 
-The same arithmetic as the numpy ray caster (acres_sim.scene, acres_sim.terrain, acres_sim._raycast),
-step for step in float32, so that both give the same hits: the numpy one stays the reference that
-tests and `make bench` compare against. Compiled by numba on first use (``nogil``: a render thread
-leaves the interpreter to the physics; ``cache``: later processes load the machine code from disk).
+The same arithmetic as the numpy ray caster (acres_sim.sensors.scene, acres_sim.sensors.terrain,
+acres_sim.sensors._raycast), step for step in float32, so that both give the same hits: the numpy
+one stays the reference that tests and `make bench` compare against. Compiled by numba on first
+use (``nogil``: a render thread leaves the interpreter to the physics; ``cache``: later processes
+load the machine code from disk).
 
-The scene comes packed into arrays (acres_sim.compiled_cast builds them):
+The scene comes packed into arrays (acres_sim.sensors.compiled_cast builds them):
 
 - ground: ``terrain`` (16,) float32, see the ``T_*`` slots, and the height field's bilinear cell
   coefficients ``coeffs`` (cells, 4) float32, a cell's four in one cache line (unused for flat ground);
@@ -26,7 +27,13 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numba
 import numpy as np
 
-from acres_sim.terrain import CONVERGED_M, EXTRA_ITERATIONS, FARTHEST_T, HIT_TOLERANCE_M, NEWTON_ITERATIONS
+from acres_sim.sensors.terrain import (
+    CONVERGED_M,
+    EXTRA_ITERATIONS,
+    FARTHEST_T,
+    HIT_TOLERANCE_M,
+    NEWTON_ITERATIONS,
+)
 
 __all__ = [
     "BOX_SLOTS",
@@ -80,7 +87,7 @@ _HIT_TOLERANCE: Final = np.float32(HIT_TOLERANCE_M)
 _NEWTON: Final = NEWTON_ITERATIONS
 _EXTRA: Final = EXTRA_ITERATIONS
 
-# Surfaces (acres_sim.scene.Surface), as the kernels write them.
+# Surfaces (acres_sim.sensors.scene.Surface), as the kernels write them.
 _GROUND: Final = np.uint8(1)
 _CROP: Final = np.uint8(3)
 
@@ -571,7 +578,7 @@ def _cone_reach(boxes: np.ndarray) -> np.ndarray:
 
 @numba.njit(parallel=True, **_JIT)
 def turn_rays(rotation: np.ndarray, directions_t: np.ndarray, out: np.ndarray) -> None:
-    """acres_sim._raycast.turn: ``rotation`` (3, 3) float32 applied to the columns of
+    """acres_sim.sensors._raycast.turn: ``rotation`` (3, 3) float32 applied to the columns of
     ``directions_t`` (3, N) float32, into ``out`` (3, N): each row the sum over the rotation's
     columns in their order, in float32, as the numpy one adds them."""
     n = directions_t.shape[1]

@@ -1,10 +1,10 @@
 """The camera's shading compiled: every pixel's colour from what its ray hit, in parallel.
 
-The same float32 operations, in the same order, as the numpy shading of acres_sim.camera (the
+The same float32 operations, in the same order, as the numpy shading of acres_sim.sensors.camera (the
 reference, ``Camera._shade_reference``), so both give the same image byte for byte: Lambert light
 under the sun with the soil texture on the ground, haze with distance (its exponential in float64,
 as the reference computes it), the sky's gradient and the far haze. Compiled by numba like
-acres_sim.cast_kernels (``nogil``, ``cache``); ``warm_up`` compiles it before the first frame.
+acres_sim.sensors.cast_kernels (``nogil``, ``cache``); ``warm_up`` compiles it before the first frame.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from typing import Final
 import numba
 import numpy as np
 
-from acres_sim import cast_kernels  # noqa: F401  (sets the worker threads' wait policy first)
+from acres_sim.sensors import cast_kernels  # noqa: F401  (sets the worker threads' wait policy first)
 
 __all__ = ["shade_pixels", "warm_up"]
 
 _JIT: Final = {"nogil": True, "cache": True, "error_model": "numpy"}
 _BLOCK: Final = 4096  # pixels a worker takes at a time
 
-# Surfaces (acres_sim.scene.Surface) as the kernel reads them.
+# Surfaces (acres_sim.sensors.scene.Surface) as the kernel reads them.
 _NONE: Final = 0
 _GROUND: Final = 1
 

@@ -1,8 +1,9 @@
 """The perception sensors of each agent: its vehicle's rig, and when each sensor fires.
 
 ``RIGS`` lists the sensors each vehicle carries. A sensor is a model with the interface of
-acres_sim.sensor_model (acres_sim.lidar, acres_sim.camera): a new kind of sensor is a module of its
-own and an entry here; the world, SENSOR_META (acres_sim.world_wire) and the server take it as it is.
+acres_sim.sensors.sensor_model (acres_sim.sensors.lidar, acres_sim.sensors.camera): a new kind of
+sensor is a module of its own and an entry here; the world, SENSOR_META (acres_sim.world_wire) and
+the server take it as it is.
 Each sensor fires at its own rate on the steps that acres_sim.clock spreads evenly (10 Hz: steps
 12, 24, ... of the 120 Hz physics), after every vehicle has moved, so each agent sees the others
 where they are at that step. An ACRES Core session (source core) has only the sensors an entry
@@ -16,13 +17,20 @@ from dataclasses import dataclass
 from typing import Final
 
 from acres_bridge.wire.vocabulary import Vehicle
-from acres_sim.camera import MAXXUM_CAMERA, OPTICAL_FRAMES, POLARIS_CAMERA, Camera, CameraParams, camera_mount
 from acres_sim.clock import PHYSICS_RATE_HZ, is_due
-from acres_sim.compiled_cast import Backend
 from acres_sim.errors import ParamsError
-from acres_sim.lidar import MAXXUM_LIDAR, POLARIS_LIDAR, Lidar, LidarParams
-from acres_sim.scene import Box, Scene, vehicle_box
-from acres_sim.sensor_model import SensorFrame, SensorModel
+from acres_sim.sensors.camera import (
+    MAXXUM_CAMERA,
+    OPTICAL_FRAMES,
+    POLARIS_CAMERA,
+    Camera,
+    CameraParams,
+    camera_mount,
+)
+from acres_sim.sensors.compiled_cast import Backend
+from acres_sim.sensors.lidar import MAXXUM_LIDAR, POLARIS_LIDAR, Lidar, LidarParams
+from acres_sim.sensors.scene import Box, Scene, vehicle_box
+from acres_sim.sensors.sensor_model import SensorFrame, SensorModel
 from acres_sim.vehicles.kinematics import VehicleState
 from acres_sim.vehicles.params import VehicleParams
 

@@ -28,12 +28,12 @@ from numpy.typing import NDArray
 
 from acres_bridge.wire.perception import CameraIntrinsics, encode_camera_frame
 from acres_bridge.wire.vocabulary import SensorKind, Vehicle
-from acres_sim._raycast import F32, F64, I64, RayFan, mount_in_base, turn
-from acres_sim.compiled_cast import Backend
 from acres_sim.errors import ParamsError
-from acres_sim.scene import Box, Hits, Scene, Surface
-from acres_sim.sensor_model import Cast, FrameData, MountedFan
-from acres_sim.shade_kernels import shade_pixels
+from acres_sim.sensors._raycast import F32, F64, I64, RayFan, mount_in_base, turn
+from acres_sim.sensors.compiled_cast import Backend
+from acres_sim.sensors.scene import Box, Hits, Scene, Surface
+from acres_sim.sensors.sensor_model import Cast, FrameData, MountedFan
+from acres_sim.sensors.shade_kernels import shade_pixels
 from acres_sim.vehicles.kinematics import VehicleState
 from acres_sim.vehicles.params import VehicleParams
 
@@ -73,7 +73,7 @@ _TEXTURE_SIZE: Final = 64  # texels per side of the repeating soil texture
 _TEXTURE_SEED: Final = 7
 _TEXTURE_CONTRAST: Final = 0.15
 _SKY_SLOPE: Final = 1.6  # the sky reaches the zenith's colour at this sine of the elevation (x 1/1.6)
-# The same as the compiled shading takes them (acres_sim.shade_kernels.shade_pixels).
+# The same as the compiled shading takes them (acres_sim.sensors.shade_kernels.shade_pixels).
 _LIGHT_TERMS: Final = np.array([_AMBIENT, _DIFFUSE, 1.0 / _TEXTURE_CELL_M, _SKY_SLOPE], dtype=np.float32)
 _CHANNELS: Final = np.array(
     [(_HAZE[c], _SKY_HORIZON[c], _SKY_ZENITH[c] - _SKY_HORIZON[c]) for c in range(3)], dtype=np.float32
@@ -375,7 +375,7 @@ class Camera:
     ) -> Image:
         """One raw image from a vehicle in ``state``: (height, width, 3) uint8 bgr8, C-contiguous.
 
-        ``agents``: the bodies of the other vehicles (``acres_sim.scene.vehicle_box``); ``crop=False``
+        ``agents``: the bodies of the other vehicles (``acres_sim.sensors.scene.vehicle_box``); ``crop=False``
         leaves the crop out.
         """
         image, _ = self._fan.product(scene, state, tuple(agents), crop)
@@ -421,7 +421,8 @@ class Camera:
     def _shade_reference(
         self, origin: F64, world: F32, hits: Hits, palette: F32, first: NDArray[np.int16]
     ) -> Image:
-        """The shading in numpy: what the compiled shading (acres_sim.shade_kernels) is checked against."""
+        """The shading in numpy: what the compiled shading (acres_sim.sensors.shade_kernels) is checked
+        against."""
         p = self._params
         material = first.take(hits.surface)
         material += hits.item

@@ -2,7 +2,7 @@
 
 ``cast_fan(backend, scene, origin, rotation, fan, ...)`` is ``Scene.cast_fan`` on the chosen
 implementation: the same arguments, the same ``Hits``. The compiled one packs the static scene into
-arrays once per scene, the agents' boxes per call, and runs acres_sim.cast_kernels over the rays on
+arrays once per scene, the agents' boxes per call, and runs acres_sim.sensors.cast_kernels over the rays on
 every core; both give the same hits (test/sim/test_compiled_cast.py, docs/sensors.md).
 """
 
@@ -19,12 +19,12 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
-from acres_sim import cast_kernels as k
-from acres_sim import lidar_kernels, shade_kernels
-from acres_sim._raycast import F32, F64, RayFan
 from acres_sim.errors import ParamsError
-from acres_sim.scene import Box, Hits, Scene, check_fan_pose
-from acres_sim.terrain import HeightField
+from acres_sim.sensors import cast_kernels as k
+from acres_sim.sensors import lidar_kernels, shade_kernels
+from acres_sim.sensors._raycast import F32, F64, RayFan
+from acres_sim.sensors.scene import Box, Hits, Scene, check_fan_pose
+from acres_sim.sensors.terrain import HeightField
 
 __all__ = ["Backend", "cast_fan", "in_world", "warm_up"]
 
@@ -39,8 +39,8 @@ _ALL_RAYS: Final = -3.0  # the cone slot of a box around the origin: every ray i
 class Backend(StrEnum):
     """Which implementation casts a sensor's rays."""
 
-    NUMPY = "numpy"  # the reference: acres_sim.scene on numpy arrays
-    COMPILED = "compiled"  # acres_sim.cast_kernels, compiled by numba, parallel over the cores
+    NUMPY = "numpy"  # the reference: acres_sim.sensors.scene on numpy arrays
+    COMPILED = "compiled"  # acres_sim.sensors.cast_kernels, compiled by numba, parallel over the cores
 
 
 @dataclass(frozen=True, eq=False)
@@ -226,9 +226,9 @@ def cast_fan(
 
 def warm_up() -> None:
     """Compile the kernels now (or load them from numba's cache on disk), not in a sensor's first frame:
-    the ray cast's, the camera's shading (acres_sim.shade_kernels) and the LiDAR's intensity and
-    cloud (acres_sim.lidar_kernels)."""
-    from acres_sim.scene import flat_scene  # noqa: PLC0415
+    the ray cast's, the camera's shading (acres_sim.sensors.shade_kernels) and the LiDAR's intensity and
+    cloud (acres_sim.sensors.lidar_kernels)."""
+    from acres_sim.sensors.scene import flat_scene  # noqa: PLC0415
 
     shade_kernels.warm_up()
     lidar_kernels.warm_up()

@@ -1,9 +1,9 @@
 """The LiDAR's intensity and cloud compiled: every beam in parallel, without the GIL.
 
-The same float32 operations, in the same order, as the numpy ones of acres_sim.lidar (the reference,
+The same float32 operations, in the same order, as the numpy ones of acres_sim.sensors.lidar (the reference,
 ``Lidar._intensity_reference`` and ``Lidar._cloud_reference``), so that both give the same cloud.
 The range noise is not drawn here: it comes from the LiDAR's numpy Generator either way, so that a
-seed gives the same scans on both. Compiled by numba like acres_sim.cast_kernels (``nogil``,
+seed gives the same scans on both. Compiled by numba like acres_sim.sensors.cast_kernels (``nogil``,
 ``cache``); ``warm_up`` compiles it before the first scan.
 """
 
@@ -14,7 +14,7 @@ from typing import Final
 import numba
 import numpy as np
 
-from acres_sim import cast_kernels  # noqa: F401  (sets the worker threads' wait policy first)
+from acres_sim.sensors import cast_kernels  # noqa: F401  (sets the worker threads' wait policy first)
 
 __all__ = ["beam_intensity", "noisy_cloud", "warm_up"]
 

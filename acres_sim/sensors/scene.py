@@ -22,7 +22,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from acres_bridge.wire.vocabulary import Vehicle
-from acres_sim._raycast import (
+from acres_sim.errors import ParamsError
+from acres_sim.sensors._raycast import (
     F32,
     F64,
     I64,
@@ -34,8 +35,7 @@ from acres_sim._raycast import (
     box_hits,
     crop_hits,
 )
-from acres_sim.errors import ParamsError
-from acres_sim.terrain import FlatGround, HeightField
+from acres_sim.sensors.terrain import FlatGround, HeightField
 from acres_sim.vehicles.kinematics import VehicleState
 from acres_sim.vehicles.params import VehicleParams
 

@@ -12,7 +12,7 @@ built-in route follower drives every Polaris around the route whenever its drive
 enabled. A Maxxum stands still until commanded.
 
 With --episode-log PATH it writes the episode log of the session (the /sim/* channels,
-acres_sim.episode_log, docs/episode_log.md) into a new MCAP file, complete once the simulator stops.
+acres_sim.episode.log, docs/episode_log.md) into a new MCAP file, complete once the simulator stops.
 
 It prints one line when it listens, then serves until SIGINT or SIGTERM (exit status 0; a signal
 that comes while it is still starting ends it at once, also with 0, and leaves no episode log).
@@ -303,7 +303,7 @@ def _start_server(
     world = make_world(args, agents, start)
     if args.episode_log is not None:
         # Imported only when asked for: it loads the message definitions and the rosbag2 writer.
-        from acres_sim.episode_log import EpisodeLog  # noqa: PLC0415
+        from acres_sim.episode.log import EpisodeLog  # noqa: PLC0415
 
         observers.append(EpisodeLog(world, args.episode_log))
     server = SimServer(

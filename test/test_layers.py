@@ -169,3 +169,15 @@ def test_the_sensors_import_only_the_vehicles_clock_and_errors_of_the_simulator(
         if _in(imp, "acres_sim/sensors") and _is(imp.module, "acres_sim") and not _is(imp.module, *allowed)
     ]
     assert offending == []
+
+
+def test_only_the_simulator_s_command_line_imports_its_episode_log() -> None:
+    """acres_sim.episode observes the world; the world, its models and the server never reach it."""
+    offending = [
+        str(imp)
+        for imp in IMPORTS
+        if _in(imp, "acres_sim")
+        and not _in(imp, "acres_sim/episode", "acres_sim/cli.py")
+        and _is(imp.module, "acres_sim.episode")
+    ]
+    assert offending == []

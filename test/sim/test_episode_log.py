@@ -30,7 +30,7 @@ from acres_bridge.tools.msgdef import definition_text
 from acres_bridge.tools.qos import Durability, History, Reliability, parse_offered_qos
 from acres_bridge.wire.vocabulary import SimState, Source, Vehicle
 from acres_sim.clock import NS_PER_S, PHYSICS_DT_S, step_stamp_ns
-from acres_sim.episode_log import (
+from acres_sim.episode.log import (
     CHANNELS,
     EpisodeLog,
     EpisodeLogError,
@@ -39,7 +39,7 @@ from acres_sim.episode_log import (
     TaskStatus,
     VehicleShift,
 )
-from acres_sim.episode_messages import AGENT_STATE_RECORD, FARM_EVENT_RECORD, FARM_STAMP_RECORD, typestore
+from acres_sim.episode.messages import AGENT_STATE_RECORD, FARM_EVENT_RECORD, FARM_STAMP_RECORD, typestore
 from acres_sim.errors import ParamsError
 from acres_sim.farm import EventKind, Part
 from acres_sim.vehicles.energy import POLARIS_ENERGY
@@ -465,7 +465,7 @@ def test_a_failing_disk_ends_the_log_not_the_simulation(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(BagWriter, "write", full)
-    with caplog.at_level(logging.ERROR, logger="acres_sim.episode_log"):
+    with caplog.at_level(logging.ERROR, logger="acres_sim.episode.log"):
         _run(world, log, 5)
     assert "No space left on device" in caplog.text
     assert caplog.text.count("writing failed") == 1

@@ -17,7 +17,7 @@ from acres_bridge.tools.qos import Durability, History, OfferedQos, Reliability
 from acres_bridge.wire import EpisodeInfo
 from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim.clock import NS_PER_S
-from acres_sim.episode_types import MountOffset, VehicleShift
+from acres_sim.episode.records import MountOffset, VehicleShift
 from acres_sim.errors import EpisodeLogError
 from acres_sim.farm import EVENT_UNITS
 from acres_sim.vehicles.params import VehicleParams

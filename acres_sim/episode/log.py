@@ -59,8 +59,8 @@ from acres_bridge.tools.cdr_records import cdr_string, pack_stamped_sequence
 from acres_bridge.tools.errors import BagError, DefinitionError
 from acres_bridge.wire.vocabulary import Source, Vehicle
 from acres_sim.clock import NS_PER_S, PHYSICS_DT_S
-from acres_sim.episode_drive import AgentDrive, maxxum_drive, polaris_drive
-from acres_sim.episode_messages import (
+from acres_sim.episode.drive import AgentDrive, maxxum_drive, polaris_drive
+from acres_sim.episode.messages import (
     AGENT_STATE_RECORD,
     AGENT_STATES,
     AGENTS,
@@ -80,7 +80,7 @@ from acres_sim.episode_messages import (
     offered_qos,
     typestore,
 )
-from acres_sim.episode_types import MountOffset, TaskState, TaskStatus, VehicleShift
+from acres_sim.episode.records import MountOffset, TaskState, TaskStatus, VehicleShift
 from acres_sim.errors import EpisodeLogError, ParamsError
 from acres_sim.farm import (
     Events,
@@ -109,7 +109,7 @@ __all__ = [
     "VehicleShift",
 ]
 
-_log = logging.getLogger("acres_sim.episode_log")
+_log = logging.getLogger("acres_sim.episode.log")
 
 _WORLD_FRAME: Final = "world"
 _HITCH_LINK_RADIUS_M: Final = TractorParams().hitch.link_radius_m

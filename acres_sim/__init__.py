@@ -23,7 +23,6 @@ from acres_sim.clock import (
     step_stamp_ns,
 )
 from acres_sim.errors import AcresSimError, AgentError, DbwCommandError, ParamsError, WorldStateError
-from acres_sim.route import FollowerCommand, FollowerParams, RouteFollower
 from acres_sim.vehicles.dbw import DbwParams, DbwSystem, report_due
 from acres_sim.vehicles.ins import ErrorModel, InsModel, InsParams, InsSample
 from acres_sim.vehicles.kinematics import (
@@ -38,7 +37,7 @@ from acres_sim.vehicles.kinematics import (
 )
 from acres_sim.vehicles.params import MAXXUM, POLARIS, MaxxumParams, MountPose, PolarisParams, VehicleParams
 from acres_sim.vehicles.powertrain import Gear, Powertrain, PowertrainParams
-from acres_sim.world import (
+from acres_sim.world.model import (
     DEFAULT_MAP,
     AgentSpec,
     AgentStatus,
@@ -46,6 +45,7 @@ from acres_sim.world import (
     StepOutput,
     World,
 )
+from acres_sim.world.route import FollowerCommand, FollowerParams, RouteFollower
 
 __all__ = [
     "DEFAULT_MAP",

@@ -38,8 +38,8 @@ from acres_sim.sensors.compiled_cast import Backend, warm_up
 from acres_sim.sensors.scene import Scene, acre_scene, flat_scene
 from acres_sim.server import SimServer, StepObserver
 from acres_sim.server.pacing import REPORT_INTERVAL_S
-from acres_sim.world import DEFAULT_MAP, AgentSpec, World
-from acres_sim.world_types import Pose2D
+from acres_sim.world.agents import Pose2D
+from acres_sim.world.model import DEFAULT_MAP, AgentSpec, World
 
 SCENES: dict[str, Callable[[], Scene]] = {"acre": acre_scene, "flat": flat_scene}
 _log = logging.getLogger("acres_sim")

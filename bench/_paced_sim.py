@@ -22,7 +22,7 @@ from types import FrameType
 
 from acres_bridge.wire.vocabulary import Source, Vehicle
 from acres_sim.server import SimServer
-from acres_sim.world import AgentSpec, StepOutput, World
+from acres_sim.world.model import AgentSpec, StepOutput, World
 
 __all__ = ["SendLoggingServer", "main"]
 

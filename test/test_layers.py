@@ -181,3 +181,12 @@ def test_only_the_simulator_s_command_line_imports_its_episode_log() -> None:
         and _is(imp.module, "acres_sim.episode")
     ]
     assert offending == []
+
+
+def test_the_world_reaches_neither_the_episode_log_nor_the_server() -> None:
+    offending = [
+        str(imp)
+        for imp in IMPORTS
+        if _in(imp, "acres_sim/world") and _is(imp.module, "acres_sim.episode", "acres_sim.server")
+    ]
+    assert offending == []

@@ -2,7 +2,7 @@
 
 Like the lab's demo driver: the ULC holds a speed and the steering follows the route by pure
 pursuit, as a path curvature (spec: Drive-by-Wire Commands). The route is the simulator's built-in
-loop on the tile, ``acres_sim.route.acre_loop()``, in the world frame; the vehicle's /vehicle/odom
+loop on the tile, ``acres_sim.world.route.acre_loop()``, in the world frame; the vehicle's /vehicle/odom
 is in utm, and the session's SENSOR_META (``world_origin_utm``) places the one in the other.
 
 Publishes (names, types and QoS from msg_profiles: table ``polaris`` for the vehicle's command

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from acres_bridge.wire.dbw import DbwReport
-from acres_sim.farm import IMPLEMENT_FOOTPRINTS, ImplementAction
 from acres_sim.vehicles.implement import IMPLEMENTS
 from acres_sim.vehicles.tractor import TractorObservation
-from acres_sim.world import AgentStatus
+from acres_sim.world.farm import IMPLEMENT_FOOTPRINTS, ImplementAction
+from acres_sim.world.model import AgentStatus
 
 __all__ = ["AgentDrive", "maxxum_drive", "polaris_drive"]
 

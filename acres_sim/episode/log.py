@@ -34,7 +34,7 @@ requests give the same bytes.
 
 The state of an agent comes from the world (pose, motion, steering, the Polaris's drive-by-wire
 report, the Maxxum's tractor model), its EnergyLedger from acres_sim.vehicles.energy, the farm from
-acres_sim.farm and the conditions from acres_sim.weather. The ledger restarts with each episode
+acres_sim.world.farm and the conditions from acres_sim.world.weather. The ledger restarts with each episode
 of the agent; the farm is restored at the start of each session episode. An ACRES Core session has
 no crop (as ACRES Core), so no farm.
 """
@@ -82,7 +82,11 @@ from acres_sim.episode.messages import (
 )
 from acres_sim.episode.records import MountOffset, TaskState, TaskStatus, VehicleShift
 from acres_sim.errors import EpisodeLogError, ParamsError
-from acres_sim.farm import (
+from acres_sim.vehicles.energy import EnergyMeter, energy_params
+from acres_sim.vehicles.implement import IMPLEMENTS
+from acres_sim.vehicles.kinematics import STANDARD_GRAVITY, BodyMotion, VehicleState
+from acres_sim.vehicles.tractor import TractorParams
+from acres_sim.world.farm import (
     Events,
     Farm,
     FarmAgent,
@@ -92,12 +96,8 @@ from acres_sim.farm import (
     Part,
     Stamps,
 )
-from acres_sim.vehicles.energy import EnergyMeter, energy_params
-from acres_sim.vehicles.implement import IMPLEMENTS
-from acres_sim.vehicles.kinematics import STANDARD_GRAVITY, BodyMotion, VehicleState
-from acres_sim.vehicles.tractor import TractorParams
-from acres_sim.weather import Conditions, Weather, WeatherParams
-from acres_sim.world import AgentStatus, StepOutput, World
+from acres_sim.world.model import AgentStatus, StepOutput, World
+from acres_sim.world.weather import Conditions, Weather, WeatherParams
 
 __all__ = [
     "CHANNELS",

@@ -19,9 +19,9 @@ from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim.clock import NS_PER_S
 from acres_sim.episode.records import MountOffset, VehicleShift
 from acres_sim.errors import EpisodeLogError
-from acres_sim.farm import EVENT_UNITS
 from acres_sim.vehicles.params import VehicleParams
-from acres_sim.weather import Conditions
+from acres_sim.world.farm import EVENT_UNITS
+from acres_sim.world.weather import Conditions
 
 __all__ = [
     "AGENTS",

@@ -2,7 +2,7 @@
 
 ``RIGS`` lists the sensors each vehicle carries. A sensor is a model with the interface of
 acres_sim.sensors.sensor_model (acres_sim.sensors.lidar, acres_sim.sensors.camera): a new kind of
-sensor is a module of its own and an entry here; the world, SENSOR_META (acres_sim.world_wire) and
+sensor is a module of its own and an entry here; the world, SENSOR_META (acres_sim.world.wire) and
 the server take it as it is.
 Each sensor fires at its own rate on the steps that acres_sim.clock spreads evenly (10 Hz: steps
 12, 24, ... of the 120 Hz physics), after every vehicle has moved, so each agent sees the others

@@ -498,7 +498,7 @@ def _cast_box(
     )
 
 
-# The V03ACRE tile. The route (acres_sim.route.acre_loop) spans x -18..18 m and y -56..56 m; the
+# The V03ACRE tile. The route (acres_sim.world.route.acre_loop) spans x -18..18 m and y -56..56 m; the
 # Maxxums park east of it at y = 0 from x = 30 m. Crop rows run north-south: three strips between the
 # runs, a field west of the loop and one north of it; the farmstead lies east and north-west.
 _FARMSTEAD: Final[tuple[tuple[float, float, float, float, float, float, BGR], ...]] = (
@@ -545,7 +545,7 @@ def acre_scene() -> Scene:
     """The default scene of the V03ACRE tile: rolling ground, a farmstead, crop beside the route.
 
     The same object on every call (it is immutable). No building or crop row lies within
-    ``ROUTE_CLEARANCE_M`` of the route (acres_sim.route.acre_loop) or on the Maxxums' parking row.
+    ``ROUTE_CLEARANCE_M`` of the route (acres_sim.world.route.acre_loop) or on the Maxxums' parking row.
     """
     terrain = HeightField.generate(seed=ACRE_TERRAIN_SEED)
     buildings = tuple(_building(terrain, spec) for spec in _FARMSTEAD)

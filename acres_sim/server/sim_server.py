@@ -71,8 +71,8 @@ from acres_sim.server.can_bus import CanPort
 from acres_sim.server.clients import Client, Clients, Listener
 from acres_sim.server.pacing import REPORT_INTERVAL_S, SLOW_RTF, RealTimePacer
 from acres_sim.vehicles.tractor import command_from_message, observation_message
-from acres_sim.world import StepOutput, World
-from acres_sim.world_wire import scene_layout, sensor_frame, sensor_meta, wire_ins
+from acres_sim.world.model import StepOutput, World
+from acres_sim.world.wire import scene_layout, sensor_frame, sensor_meta, wire_ins
 
 __all__ = ["SimServer", "StepObserver"]
 

@@ -11,7 +11,7 @@ Wheels
     motion act rolling resistance (a coefficient times the weight), aerodynamic drag (a constant
     times the mean speed squared) and the implement's draft (``drawbar_force_n``). The wheels thus
     did W = dKE + (rolling + drag + draft) * distance, plus the soil's deformation work
-    (``soil_work_j``, acres_sim.farm), which counts as rolling loss. The brakes dissipated at least
+    (``soil_work_j``, acres_sim.world.farm), which counts as rolling loss. The brakes dissipated at least
     what the brake actuator's force (``brake`` times the full-brake deceleration times the mass) did
     over the distance, and at least -W; the driven wheels did the rest, so that
     ``traction_work_j - brake_loss_j = W``. Aerodynamic drag has no field in the message: it is

@@ -31,7 +31,7 @@ from acres_bridge.msg_profiles import load_profiles
 from acres_bridge.processes import ChildProcess
 from acres_bridge.wire import DbwCommand, DbwTarget
 from acres_bridge.wire.dbw import COMMAND_FLAG_ENABLE
-from acres_sim.world import World
+from acres_sim.world.model import World
 
 from .conftest import LATCHED, START_UTC, Processes, Ros, free_port, wait_for_line
 

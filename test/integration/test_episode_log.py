@@ -38,8 +38,8 @@ from acres_bridge.wire import (
     encode,
 )
 from acres_sim.clock import NS_PER_S, step_stamp_ns
-from acres_sim.weather import Weather
-from acres_sim.world import AgentSpec, World
+from acres_sim.world.model import AgentSpec, World
+from acres_sim.world.weather import Weather
 
 from .conftest import START_UTC, TIMEOUT_S, Processes, free_port
 

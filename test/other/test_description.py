@@ -15,8 +15,8 @@ from acres_bridge.convert.ins import quaternion_multiply
 from acres_bridge.other.description import check_rig, static_transforms, tf_mounts, urdf
 from acres_bridge.wire.messages import SensorMount
 from acres_sim.vehicles.params import PolarisParams
-from acres_sim.world import World
-from acres_sim.world_wire import sensor_meta
+from acres_sim.world.model import World
+from acres_sim.world.wire import sensor_meta
 
 RIG_FRAMES = {"lidar", "reolink_camera", "reolink_camera_optical", "imu_link"}
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from acres_sim.server import SimServer
-from acres_sim.world import AgentSpec, World
+from acres_sim.world.model import AgentSpec, World
 
 START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)
 

@@ -17,7 +17,7 @@ from acres_bridge.wire import (
 )
 from acres_bridge.wire.vocabulary import Vehicle
 from acres_sim.server import SimServer
-from acres_sim.world import AgentSpec
+from acres_sim.world.model import AgentSpec
 
 __all__ = ["Client", "connect", "maxxum_session"]
 

@@ -25,7 +25,7 @@ from acres_sim.clock import PHYSICS_DT_S
 from acres_sim.errors import AgentError, DbwCommandError, ParamsError
 from acres_sim.vehicles.dbw import DbwParams, DbwSystem, Gear, check_command, report_due
 from acres_sim.vehicles.params import MAXXUM, POLARIS
-from acres_sim.world import AgentSpec, Pose2D, StepOutput, World
+from acres_sim.world.model import AgentSpec, Pose2D, StepOutput, World
 
 START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)
 RATIO = POLARIS.steering_ratio

@@ -26,7 +26,7 @@ from acres_sim.vehicles.kinematics import STANDARD_GRAVITY
 from acres_sim.vehicles.params import MAXXUM, POLARIS, VehicleParams
 from acres_sim.vehicles.powertrain import PowertrainParams
 from acres_sim.vehicles.tractor import TractorParams
-from acres_sim.world import AgentSpec, Pose2D, World
+from acres_sim.world.model import AgentSpec, Pose2D, World
 
 START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)
 

@@ -41,12 +41,12 @@ from acres_sim.episode.log import (
 )
 from acres_sim.episode.messages import AGENT_STATE_RECORD, FARM_EVENT_RECORD, FARM_STAMP_RECORD, typestore
 from acres_sim.errors import ParamsError
-from acres_sim.farm import EventKind, Part
 from acres_sim.vehicles.energy import POLARIS_ENERGY
 from acres_sim.vehicles.kinematics import STANDARD_GRAVITY
 from acres_sim.vehicles.tractor import TractorCommand
-from acres_sim.weather import Weather
-from acres_sim.world import AgentSpec, World
+from acres_sim.world.farm import EventKind, Part
+from acres_sim.world.model import AgentSpec, World
+from acres_sim.world.weather import Weather
 
 START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)
 IN_THE_CROP = {"x": -12.0, "y": -40.0, "yaw": 0.5 * math.pi}  # in a crop strip beside the route

@@ -11,7 +11,10 @@ import pytest
 
 from acres_bridge.geo.route import acre_loop
 from acres_sim.errors import ParamsError
-from acres_sim.farm import (
+from acres_sim.sensors.scene import CropField, acre_scene
+from acres_sim.vehicles.kinematics import STANDARD_GRAVITY, VehicleState
+from acres_sim.vehicles.params import MAXXUM, POLARIS
+from acres_sim.world.farm import (
     EVENT_UNITS,
     IMPLEMENT_FOOTPRINTS,
     MAXXUM_CONTACT,
@@ -28,9 +31,6 @@ from acres_sim.farm import (
     Part,
     contact_params,
 )
-from acres_sim.sensors.scene import CropField, acre_scene
-from acres_sim.vehicles.kinematics import STANDARD_GRAVITY, VehicleState
-from acres_sim.vehicles.params import MAXXUM, POLARIS
 
 NORTH = 0.5 * math.pi
 # One row of soybeans (0.25 m: below the Polaris's 0.33 m of clearance) running north along x = 0.

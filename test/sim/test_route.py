@@ -12,9 +12,9 @@ from acres_bridge.errors import ParameterError
 from acres_bridge.geo.route import Route, acre_loop
 from acres_sim.clock import PHYSICS_DT_S
 from acres_sim.errors import ParamsError
-from acres_sim.route import FollowerParams, RouteFollower
 from acres_sim.vehicles.kinematics import VehicleState, place, step
 from acres_sim.vehicles.params import MAXXUM, POLARIS, VehicleParams
+from acres_sim.world.route import FollowerParams, RouteFollower
 
 
 @pytest.fixture(scope="module")

@@ -21,8 +21,8 @@ from acres_sim.sensors.scene import Box, Scene
 from acres_sim.sensors.sensor_model import FrameData, SensorModel
 from acres_sim.vehicles.kinematics import VehicleState
 from acres_sim.vehicles.params import MAXXUM, POLARIS, VehicleParams
-from acres_sim.world import AgentSpec, World
-from acres_sim.world_wire import sensor_frame, sensor_meta
+from acres_sim.world.model import AgentSpec, World
+from acres_sim.world.wire import sensor_frame, sensor_meta
 
 START = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 OPTIONS = RigOptions(seed=1, stream=0, backend=Backend.NUMPY)

@@ -45,8 +45,8 @@ from acres_sim.sensors.camera import POLARIS_CAMERA
 from acres_sim.server import SimServer
 from acres_sim.vehicles import j1939
 from acres_sim.vehicles.params import POLARIS
-from acres_sim.world import AgentSpec, World
-from acres_sim.world_wire import sensor_meta
+from acres_sim.world.model import AgentSpec, World
+from acres_sim.world.wire import sensor_meta
 from sim.server_rig import Client, connect, maxxum_session
 
 START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)

@@ -10,7 +10,7 @@ import pytest
 
 from acres_sim.clock import NS_PER_S
 from acres_sim.errors import ParamsError
-from acres_sim.weather import Conditions, Weather, WeatherParams, solar_elevation_deg
+from acres_sim.world.weather import Conditions, Weather, WeatherParams, solar_elevation_deg
 
 ACRE_LAT, ACRE_LON = 40.4698, -86.9953
 START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)

@@ -13,7 +13,7 @@ from acres_bridge.wire.vocabulary import SimState, Source, Vehicle
 from acres_sim.clock import ins_due, step_stamp_ns
 from acres_sim.errors import AgentError, ParamsError, WorldStateError
 from acres_sim.vehicles.tractor import TractorCommand
-from acres_sim.world import AgentSpec, Pose2D, StepOutput, World
+from acres_sim.world.model import AgentSpec, Pose2D, StepOutput, World
 
 START = datetime(2026, 10, 2, 7, 23, 9, tzinfo=UTC)
 

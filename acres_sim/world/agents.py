@@ -1,5 +1,5 @@
 """What the world takes and gives: an agent's spec and start pose, its status and what one step
-produced (acres_sim.world holds the session that uses them)."""
+produced (acres_sim.world.model holds the session that uses them)."""
 
 from __future__ import annotations
 

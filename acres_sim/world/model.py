@@ -28,7 +28,6 @@ from acres_bridge.wire.dbw import DbwCommand, DbwReport, DbwTarget
 from acres_bridge.wire.vocabulary import SimState, Source, Vehicle
 from acres_sim.clock import PHYSICS_DT_S, ins_due, step_stamp_ns
 from acres_sim.errors import AgentError, DbwCommandError, ParamsError, WorldStateError
-from acres_sim.route import RouteFollower
 from acres_sim.sensors.compiled_cast import Backend
 from acres_sim.sensors.rig import RIGS, CaptureJob, RigEntry, RigOptions, SensorRig
 from acres_sim.sensors.scene import Scene, acre_scene
@@ -45,7 +44,8 @@ from acres_sim.vehicles.tractor import (
     TractorParams,
     observation_due,
 )
-from acres_sim.world_types import AgentSpec, AgentStatus, Pose2D, StepOutput
+from acres_sim.world.agents import AgentSpec, AgentStatus, Pose2D, StepOutput
+from acres_sim.world.route import RouteFollower
 
 __all__ = [
     "DEFAULT_MAP",

@@ -1,5 +1,5 @@
 """The farm's constants: the grid and soil model, how each vehicle meets the ground, the implements'
-footprints (the models they feed are in acres_sim.farm.model)."""
+footprints (the models they feed are in acres_sim.world.farm.model)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from acres_sim.sensors.scene import BGR, Scene
 from acres_sim.sensors.sensor_model import SensorFrame
 from acres_sim.vehicles.ins import InsSample
 from acres_sim.vehicles.params import VehicleParams
-from acres_sim.world import World
+from acres_sim.world.model import World
 
 __all__ = ["scene_layout", "sensor_frame", "sensor_meta", "wire_ins"]
 

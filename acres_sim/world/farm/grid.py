@@ -1,5 +1,5 @@
 """The farm's grid: square cells over each crop field, aligned with the world axes, numbered globally
-over all fields; which cells are farmland and which lie on a crop row (acres_sim.farm.model keeps the
+over all fields; which cells are farmland and which lie on a crop row (acres_sim.world.farm.model keeps the
 crop and soil of each cell)."""
 
 from __future__ import annotations

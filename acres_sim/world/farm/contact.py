@@ -1,5 +1,5 @@
 """Each vehicle's fixed contact geometry: its tyre patches at the static load and its body footprint,
-as sample points in base_footprint (acres_sim.farm.model places them each step)."""
+as sample points in base_footprint (acres_sim.world.farm.model places them each step)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from acres_sim.errors import ParamsError
-from acres_sim.farm.columns import Part
-from acres_sim.farm.params import IMPLEMENT_FOOTPRINTS, ContactParams
 from acres_sim.sensors.scene import vehicle_box
 from acres_sim.vehicles.kinematics import STANDARD_GRAVITY, VehicleState
 from acres_sim.vehicles.params import VehicleParams
+from acres_sim.world.farm.columns import Part
+from acres_sim.world.farm.params import IMPLEMENT_FOOTPRINTS, ContactParams
 
 __all__ = ["ContactGeometry", "contact_geometry", "rectangle_points"]
 

@@ -1,10 +1,10 @@
 """The state of the farm: crop and soil per grid cell over the crop fields, changed by the agents.
 
-The models are described in acres_sim.farm.model; the constants are in ``params``, what a step takes
+The models are described in acres_sim.world.farm.model; the constants are in ``params``, what a step takes
 and returns in ``columns``, the grid in ``grid`` and each vehicle's contact geometry in ``contact``.
 """
 
-from acres_sim.farm.columns import (
+from acres_sim.world.farm.columns import (
     EVENT_UNITS,
     EventKind,
     Events,
@@ -14,9 +14,9 @@ from acres_sim.farm.columns import (
     Part,
     Stamps,
 )
-from acres_sim.farm.grid import Heights
-from acres_sim.farm.model import Farm
-from acres_sim.farm.params import (
+from acres_sim.world.farm.grid import Heights
+from acres_sim.world.farm.model import Farm
+from acres_sim.world.farm.params import (
     IMPLEMENT_FOOTPRINTS,
     MAXXUM_CONTACT,
     POLARIS_CONTACT,

@@ -36,7 +36,7 @@ Implements
     footprint to ``loose_density``, levels the ruts and removes the crop; a mower (``cuts``) cuts
     the crop to ``stubble_height_m``.
 Rain
-    ``Farm.wet`` turns a rise of the soil water (acres_sim.weather) into one SOIL_WETTED event per
+    ``Farm.wet`` turns a rise of the soil water (acres_sim.world.weather) into one SOIL_WETTED event per
     field for each ``wetting_threshold_pct`` it rises (the soil water is uniform over the farm).
 
 Events, one per changed cell (``RUT_FORMED`` only when a rut first reaches ``rut_threshold_m``;
@@ -56,7 +56,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from acres_sim.errors import ParamsError
-from acres_sim.farm.columns import (
+from acres_sim.sensors.scene import CropField
+from acres_sim.vehicles.kinematics import STANDARD_GRAVITY, VehicleState
+from acres_sim.vehicles.params import VehicleParams
+from acres_sim.world.farm.columns import (
     NO_EVENTS,
     NO_STAMPS,
     EventKind,
@@ -68,12 +71,9 @@ from acres_sim.farm.columns import (
     concat_columns,
     single_stamp,
 )
-from acres_sim.farm.contact import ContactGeometry, contact_geometry, rectangle_points
-from acres_sim.farm.grid import FarmGrid, FieldGrid, Heights
-from acres_sim.farm.params import ContactParams, FarmParams, ImplementFootprint, contact_params
-from acres_sim.sensors.scene import CropField
-from acres_sim.vehicles.kinematics import STANDARD_GRAVITY, VehicleState
-from acres_sim.vehicles.params import VehicleParams
+from acres_sim.world.farm.contact import ContactGeometry, contact_geometry, rectangle_points
+from acres_sim.world.farm.grid import FarmGrid, FieldGrid, Heights
+from acres_sim.world.farm.params import ContactParams, FarmParams, ImplementFootprint, contact_params
 
 __all__ = ["Farm", "Heights"]
 

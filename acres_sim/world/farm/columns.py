@@ -11,8 +11,8 @@ from typing import Final, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from acres_sim.farm.params import ImplementFootprint
 from acres_sim.vehicles.kinematics import VehicleState
+from acres_sim.world.farm.params import ImplementFootprint
 
 __all__ = [
     "EVENT_UNITS",

@@ -35,7 +35,8 @@ from acres_bridge.geo.georef import ACRE_GEOREFERENCE
 from acres_bridge.wire.vocabulary import Source, Vehicle
 from acres_sim.errors import AcresSimError
 from acres_sim.sensors.compiled_cast import Backend, warm_up
-from acres_sim.sensors.scene import Scene, acre_scene, flat_scene
+from acres_sim.sensors.scene import Scene
+from acres_sim.sensors.tile import acre_scene, flat_scene
 from acres_sim.server import SimServer, StepObserver
 from acres_sim.server.pacing import REPORT_INTERVAL_S
 from acres_sim.world.agents import Pose2D

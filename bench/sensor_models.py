@@ -1,7 +1,7 @@
 """The per-frame cost of the LiDAR and camera models: a table of `make bench`, or on its own with
 python -m bench.sensor_models [--frames N].
 
-Each row drives a vehicle along the built-in route of the V03ACRE tile (acres_sim.sensors.scene.acre_scene),
+Each row drives a vehicle along the built-in route of the V03ACRE tile (acres_sim.sensors.tile.acre_scene),
 half a metre per frame on the ground, with two other vehicles in view, and times one sensor frame
 per pose (after one frame of warm-up); the parked rows repeat one pose (the models reuse their last
 ray cast). The driving rows run on both ray casters: the compiled one (every core) and the numpy
@@ -25,7 +25,8 @@ from acres_bridge.geo.route import acre_loop
 from acres_sim.sensors.camera import MAXXUM_CAMERA, POLARIS_CAMERA, Camera, camera_mount
 from acres_sim.sensors.compiled_cast import Backend, warm_up
 from acres_sim.sensors.lidar import MAXXUM_LIDAR, POLARIS_LIDAR, Lidar
-from acres_sim.sensors.scene import Box, Scene, acre_scene, vehicle_box
+from acres_sim.sensors.scene import Box, Scene
+from acres_sim.sensors.tile import acre_scene, vehicle_box
 from acres_sim.vehicles.kinematics import VehicleState, place
 from acres_sim.vehicles.params import MAXXUM, POLARIS, VehicleParams
 from bench._stats import median, spread

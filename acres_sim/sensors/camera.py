@@ -375,7 +375,7 @@ class Camera:
     ) -> Image:
         """One raw image from a vehicle in ``state``: (height, width, 3) uint8 bgr8, C-contiguous.
 
-        ``agents``: the bodies of the other vehicles (``acres_sim.sensors.scene.vehicle_box``); ``crop=False``
+        ``agents``: the bodies of the other vehicles (``acres_sim.sensors.tile.vehicle_box``); ``crop=False``
         leaves the crop out.
         """
         image, _ = self._fan.product(scene, state, tuple(agents), crop)

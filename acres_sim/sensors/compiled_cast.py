@@ -228,7 +228,7 @@ def warm_up() -> None:
     """Compile the kernels now (or load them from numba's cache on disk), not in a sensor's first frame:
     the ray cast's, the camera's shading (acres_sim.sensors.shade_kernels) and the LiDAR's intensity and
     cloud (acres_sim.sensors.lidar_kernels)."""
-    from acres_sim.sensors.scene import flat_scene  # noqa: PLC0415
+    from acres_sim.sensors.tile import flat_scene  # noqa: PLC0415
 
     shade_kernels.warm_up()
     lidar_kernels.warm_up()

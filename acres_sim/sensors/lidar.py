@@ -254,7 +254,7 @@ class Lidar:
     ) -> NDArray[np.float32]:
         """One revolution from a vehicle in ``state``: (columns, rings, 4) float32, C-contiguous.
 
-        ``agents``: the bodies of the other vehicles (``acres_sim.sensors.scene.vehicle_box``; not this
+        ``agents``: the bodies of the other vehicles (``acres_sim.sensors.tile.vehicle_box``; not this
         vehicle's own). ``crop=False`` leaves the crop out (ACRES Core). A beam without a return, or
         whose noisy range falls outside [min_range_m, max_range_m], has NaN in x, y, z and intensity 0.
         """

@@ -29,8 +29,9 @@ from acres_sim.sensors.camera import (
 )
 from acres_sim.sensors.compiled_cast import Backend
 from acres_sim.sensors.lidar import MAXXUM_LIDAR, POLARIS_LIDAR, Lidar, LidarParams
-from acres_sim.sensors.scene import Box, Scene, vehicle_box
+from acres_sim.sensors.scene import Box, Scene
 from acres_sim.sensors.sensor_model import SensorFrame, SensorModel
+from acres_sim.sensors.tile import vehicle_box
 from acres_sim.vehicles.kinematics import VehicleState
 from acres_sim.vehicles.params import VehicleParams
 

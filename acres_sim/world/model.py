@@ -30,8 +30,9 @@ from acres_sim.clock import PHYSICS_DT_S, ins_due, step_stamp_ns
 from acres_sim.errors import AgentError, DbwCommandError, ParamsError, WorldStateError
 from acres_sim.sensors.compiled_cast import Backend
 from acres_sim.sensors.rig import RIGS, CaptureJob, RigEntry, RigOptions, SensorRig
-from acres_sim.sensors.scene import Scene, acre_scene
+from acres_sim.sensors.scene import Scene
 from acres_sim.sensors.sensor_model import SensorFrame
+from acres_sim.sensors.tile import acre_scene
 from acres_sim.vehicles import kinematics
 from acres_sim.vehicles.dbw import DbwSystem, report_due
 from acres_sim.vehicles.ins import InsModel, InsSample
@@ -123,7 +124,7 @@ class World:
         ``start_utc`` must be timezone-aware (it is injected so that the episode ids are
         reproducible); ``seed`` (>= 0) seeds the sensor noise of every agent, each on its own stream.
         ``scene`` is what the LiDARs and cameras see (default: the tile's,
-        acres_sim.sensors.scene.acre_scene); the vehicles drive on its ground unless ``terrain`` says
+        acres_sim.sensors.tile.acre_scene); the vehicles drive on its ground unless ``terrain`` says
         otherwise. ``perception`` false
         makes no clouds and images (a session that needs only the vehicles and the INS); ``ray_cast``
         chooses the sensors' ray caster (acres_sim.sensors.compiled_cast; the same frames either way);

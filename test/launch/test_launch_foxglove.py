@@ -38,7 +38,7 @@ from acres_bridge.geo.route import acre_loop
 from acres_bridge.live_view.scene import scene_update
 from acres_bridge.live_view.viewer import open_viewer
 from acres_bridge.msg_profiles import load_profiles
-from acres_sim.sensors.scene import acre_scene
+from acres_sim.sensors.tile import acre_scene
 from acres_sim.world.wire import scene_layout
 from launch import LaunchDescription
 

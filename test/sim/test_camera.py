@@ -18,7 +18,7 @@ from acres_sim.sensors.camera import (
     camera_mount,
     projection_matrix,
 )
-from acres_sim.sensors.scene import acre_scene, flat_scene, vehicle_box
+from acres_sim.sensors.tile import acre_scene, flat_scene, vehicle_box
 from acres_sim.vehicles.kinematics import VehicleState
 from acres_sim.vehicles.params import MAXXUM, POLARIS
 

@@ -21,7 +21,8 @@ from acres_sim.sensors._raycast import RayFan, rotation_matrix, sensor_in_world
 from acres_sim.sensors.camera import MAXXUM_CAMERA, POLARIS_CAMERA, Camera, CameraParams, camera_mount
 from acres_sim.sensors.compiled_cast import Backend, _box_rows, _boxes_in_range, cast_fan, in_world
 from acres_sim.sensors.lidar import MAXXUM_LIDAR, POLARIS_LIDAR, Lidar, LidarParams, beam_directions
-from acres_sim.sensors.scene import Box, Hits, Scene, acre_scene, flat_scene, vehicle_box
+from acres_sim.sensors.scene import Box, Hits, Scene
+from acres_sim.sensors.tile import acre_scene, flat_scene, vehicle_box
 from acres_sim.vehicles.kinematics import VehicleState, place
 from acres_sim.vehicles.params import MAXXUM, POLARIS, VehicleParams
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from acres_sim.clock import PHYSICS_DT_S
 from acres_sim.errors import ParamsError
-from acres_sim.sensors.scene import flat_scene
+from acres_sim.sensors.tile import flat_scene
 from acres_sim.vehicles.energy import (
     GASOLINE_LHV_J_PER_L,
     MAXXUM_ENERGY,

@@ -11,7 +11,8 @@ import pytest
 
 from acres_bridge.geo.route import acre_loop
 from acres_sim.errors import ParamsError
-from acres_sim.sensors.scene import CropField, acre_scene
+from acres_sim.sensors.scene import CropField
+from acres_sim.sensors.tile import acre_scene
 from acres_sim.vehicles.kinematics import STANDARD_GRAVITY, VehicleState
 from acres_sim.vehicles.params import MAXXUM, POLARIS
 from acres_sim.world.farm import (

@@ -18,7 +18,8 @@ from acres_sim.sensors.lidar import (
     LidarParams,
     beam_directions,
 )
-from acres_sim.sensors.scene import Box, CropField, FlatGround, Scene, Surface, flat_scene, vehicle_box
+from acres_sim.sensors.scene import Box, CropField, FlatGround, Scene, Surface
+from acres_sim.sensors.tile import flat_scene, vehicle_box
 from acres_sim.vehicles.kinematics import VehicleState
 from acres_sim.vehicles.params import MAXXUM, POLARIS, MountPose
 

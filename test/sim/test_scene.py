@@ -12,19 +12,9 @@ from acres_bridge.geo.rotation import world_to_body
 from acres_bridge.geo.route import acre_loop
 from acres_sim.errors import ParamsError
 from acres_sim.sensors._raycast import RayFan, Rays, box_hits, mount_in_base, rotation_matrix
-from acres_sim.sensors.scene import (
-    ROUTE_CLEARANCE_M,
-    Box,
-    CropField,
-    FlatGround,
-    HeightField,
-    Scene,
-    Surface,
-    acre_scene,
-    flat_scene,
-    vehicle_box,
-)
+from acres_sim.sensors.scene import Box, CropField, FlatGround, HeightField, Scene, Surface
 from acres_sim.sensors.terrain import HIT_TOLERANCE_M
+from acres_sim.sensors.tile import ROUTE_CLEARANCE_M, acre_scene, flat_scene, vehicle_box
 from acres_sim.vehicles.kinematics import VehicleState, place
 from acres_sim.vehicles.params import MAXXUM, POLARIS, MountPose
 

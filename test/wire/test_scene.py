@@ -98,7 +98,7 @@ def test_a_bad_scene_is_refused_naming_the_field(scene: Any, message: str) -> No
 
 def test_the_simulator_s_scene_fits_a_hello() -> None:
     acres_sim = pytest.importorskip("acres_sim.world.wire")
-    from acres_sim.sensors.scene import acre_scene, flat_scene  # noqa: PLC0415
+    from acres_sim.sensors.tile import acre_scene, flat_scene  # noqa: PLC0415
 
     for scene in (acre_scene(), flat_scene()):
         layout = acres_sim.scene_layout(scene, "V03ACRE")

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from acres_sim.errors import ParamsError
-from acres_sim.sensors.scene import vehicle_box
+from acres_sim.sensors.tile import vehicle_box
 from acres_sim.vehicles.kinematics import STANDARD_GRAVITY, VehicleState
 from acres_sim.vehicles.params import VehicleParams
 from acres_sim.world.farm.columns import Part

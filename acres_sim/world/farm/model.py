@@ -29,7 +29,7 @@ Compaction and ruts
     deepening times the cell area, is the tyre's rolling loss in the soil (acres_sim.vehicles.energy).
 Crop
     A tyre flattens the crop under it to ``flattened_crop_height_m``; the body flattens crop taller
-    than its ground clearance, under its whole footprint (acres_sim.sensors.scene.vehicle_box). A crop
+    than its ground clearance, under its whole footprint (acres_sim.sensors.tile.vehicle_box). A crop
     cell is flattened once: crop at or below that height is not flattened again.
 Implements
     A tillage implement in the ground (``ImplementAction.tills``) loosens the soil under its

@@ -37,7 +37,7 @@ from rosbags.interfaces.typing import Typesdict
 
 from acres_bridge.errors import AcresBridgeError, ProcessFailedError
 from acres_bridge.lockstep.batch import message_stamp_ns
-from acres_bridge.lockstep.stack_reply import wait_for_reply
+from acres_bridge.lockstep.stack_reply import StackReplies
 from acres_bridge.msg_profiles import Direction, MsgProfiles, RateKind, TopicSpec, load_profiles
 from acres_bridge.names import resolve_name
 from acres_bridge.scenario.criteria import CriterionResult, Judge, make_judges
@@ -356,6 +356,7 @@ def _lockstep(
         watched, chunk_steps=min(stepping.steps_per_request, 30), executor=executor
     )
     wait_for_stack = has_stack and stepping.wait_for_stack
+    replies = StackReplies(executor, lambda: sent, stepping.stack_reply_s)
     done = 0
     while done < total:
         remaining = _check_deadline(scenario, deadline)
@@ -364,12 +365,7 @@ def _lockstep(
         before = sent
         batch = client.step(min(stepping.steps_per_request, total - done))
         if wait_for_stack:
-            wait_for_reply(
-                executor,
-                lambda: sent,
-                before,
-                max(0.0, min(deadline - time.monotonic(), stepping.stack_reply_s)),
-            )
+            replies.wait(before, deadline - time.monotonic())
         for step in batch.steps:
             now_ns = step.step * _NS_PER_S // PHYSICS_HZ
             for topic, messages in step.messages.items():

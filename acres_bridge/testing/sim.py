@@ -30,7 +30,7 @@ from rclpy.qos import HistoryPolicy
 from rclpy.signals import SignalHandlerOptions
 
 from acres_bridge.lockstep import SteppingClient
-from acres_bridge.lockstep.stack_reply import wait_for_reply
+from acres_bridge.lockstep.stack_reply import StackReplies, wait_for_reply
 from acres_bridge.msg_profiles import Direction, load_profiles
 from acres_bridge.names import resolve_name
 from acres_bridge.scenario.criteria import GROUND_TRUTH
@@ -102,6 +102,7 @@ class Sim:
             executor=self._executor,
         )
         self.commands_seen = 0
+        self._replies = StackReplies(self._executor, lambda: self.commands_seen, stack_reply_s)
         self._command_topics: list[str] = []
         for spec in table.table(vehicle):
             if spec.direction is not Direction.SUBSCRIBE or spec.qos is None:
@@ -179,7 +180,8 @@ class Sim:
             self.steps += len(batch.steps)
             done += len(batch.steps)
             if self.commands_seen and self.stack_reply_s > 0:
-                self._spin_for_command(before, self.stack_reply_s)
+                self._replies.timeout_s = self.stack_reply_s
+                self._replies.wait(before)
 
     def wait_for_stack(self, timeout_s: float = 30.0) -> None:
         """Step a chunk at a time until the stack under test sends its first command (it may take

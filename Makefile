@@ -65,8 +65,8 @@ $(STAMPS)/package: $(STAMPS)/interfaces $(ROS2_TOOLS_STAMP) $(PACKAGE_INPUTS)
 	$(PY) -m acres_bridge.tools.link_executables
 	# The compiled ray kernels, into numba's cache beside each copy of acres_sim (about half a
 	# minute each): the working tree's (tests, python -m) and the installed one (ros2 launch, run).
-	$(PY) -c 'from acres_sim.compiled_cast import warm_up; warm_up()'
-	cd / && $(abspath $(PY)) -c 'from acres_sim.compiled_cast import warm_up; warm_up()'
+	$(PY) -c 'from acres_sim.sensors.compiled_cast import warm_up; warm_up()'
+	cd / && $(abspath $(PY)) -c 'from acres_sim.sensors.compiled_cast import warm_up; warm_up()'
 	touch $@
 
 # Debian's Chromium, headless, for the test that opens acres_report's page as a person would

@@ -14,6 +14,7 @@ import argparse
 import os
 import platform
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -21,6 +22,7 @@ import time
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 
 from bench.core import Benchmark, Outcome, Row, Settings
 from bench.registry import BENCHMARKS
@@ -136,6 +138,12 @@ def _run(benchmark: Benchmark, settings: Settings) -> tuple[Outcome, bool]:
     return Outcome(rows=rows, footnotes=outcome.footnotes), len(by_name) == len(benchmark.rows)
 
 
+def _stop_on_term(_number: int, _frame: FrameType | None) -> None:
+    """SIGTERM (a timeout, a CI job's end) stops the run as Ctrl-C does, so each benchmark's
+    processes are stopped on the way out instead of left running."""
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     keys = [benchmark.key for benchmark in BENCHMARKS]
@@ -150,17 +158,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     settings = Settings(quick=args.quick)
     _fence_dds()
+    signal.signal(signal.SIGTERM, _stop_on_term)
     print(header(arguments, settings), flush=True)
     start = time.monotonic()
     rows: list[Row] = []
     footnotes: list[str] = []
     ok = True
-    for benchmark in chosen:
-        print(f"running {benchmark.key} ...", file=sys.stderr, flush=True)
-        outcome, succeeded = _run(benchmark, settings)
-        ok = ok and succeeded
-        rows.extend(outcome.rows)
-        footnotes.extend(outcome.footnotes)
+    try:
+        for benchmark in chosen:
+            print(f"running {benchmark.key} ...", file=sys.stderr, flush=True)
+            outcome, succeeded = _run(benchmark, settings)
+            ok = ok and succeeded
+            rows.extend(outcome.rows)
+            footnotes.extend(outcome.footnotes)
+    except KeyboardInterrupt:
+        print(f"stopped after {len(rows)} rows; every benchmark process ended", file=sys.stderr, flush=True)
+        return 0
     print()
     print(format_table(rows))
     if footnotes:

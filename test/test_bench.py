@@ -5,8 +5,11 @@ No figure is checked: performance is read from the table, not asserted by tests.
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -62,3 +65,56 @@ def test_quick_run_prints_every_row(quick_run, row_names):
     table = [line for line in quick_run.stdout.splitlines() if line.startswith("| ")]
     missing = [name for name in row_names if not any(line.startswith(f"| {name} ") for line in table)]
     assert missing == [], quick_run.stdout
+
+
+def _children(pid: int) -> list[int]:
+    """The ids of the live processes whose parent is `pid`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_sigterm_stops_a_run_and_every_process_it_started() -> None:
+    """A bench killed by a timeout or a CI job's end leaves no simulator or bridge running."""
+    started: list[int] = []
+    run = subprocess.Popen(
+        [sys.executable, "-m", "bench", "--only", "lockstep", "--quick"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while len(started := _children(run.pid)) < 2:  # the simulator and the bridge
+            assert run.poll() is None, run.communicate()
+            assert time.monotonic() < deadline, "the bench started no processes"
+            time.sleep(0.1)
+        run.send_signal(signal.SIGTERM)
+        _, stderr = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+        left = [pid for pid in started if _alive(pid)]
+        for pid in left:  # what a failed stop left: ended here, and the test fails on it below
+            os.kill(pid, signal.SIGKILL)
+    assert run.returncode == 0, stderr[-2000:]
+    assert "Traceback" not in stderr
+    assert "stopped after" in stderr
+    assert left == []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

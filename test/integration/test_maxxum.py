@@ -254,9 +254,9 @@ def test_a_lockstep_run_with_the_bridges_controller_is_repeatable(processes: Pro
         bridge = processes.bridge(port, vehicle="maxxum")
         driver = Driver(ros)
         driver.wait_for_bridge()
-        for name, message in spec_example():  # the first input is in before the first step
+        for name, message in spec_example():  # the first input is held by the bridge before the first step
             driver.publishers[name].publish(message)
-        ros.spin_for(0.2)
+            assert driver.publishers[name].wait_for_all_acked(Duration(seconds=10)), name
         for _ in range(5 * TICKS_PER_S):
             driver.tick(*spec_example())
         driver.settle()

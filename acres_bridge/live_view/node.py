@@ -8,8 +8,9 @@ scene (foxglove.SceneUpdate: ground, buildings, crop rows, the route) from the s
 The server's time is the simulation clock.
 
 A slow viewer never slows the bridge: each viewer has a bounded outbox (``foxglove_backlog``
-messages); when it is full the oldest messages are dropped, the drop is counted
-(``dropped_outbox_full``) and logged at a limited rate. A viewer's own messages (client publish)
+messages); when it is full the oldest messages are dropped. The server reports a full outbox at
+most once every 30 s (its own limit, for all viewers together); the bridge counts each report
+(``outbox_full_reports``) and logs it as a warning. A viewer's own messages (client publish)
 are refused unless ``foxglove_allow_publish`` is true; then only the bridge's command topics, with
 their own type, are taken, and each goes out as a ROS message through the fence's gate, to the
 bridge's command subscriptions like any other command.
@@ -45,7 +46,6 @@ from acres_bridge.live_view.scene import scene_update
 from acres_bridge.live_view.topics import MESSAGE_ENCODING, SCHEMA_ENCODING, ViewTopic, view_topics
 from acres_bridge.nodes.base import SubsystemNode, profiles
 from acres_bridge.nodes.publish_taps import TAPS
-from acres_bridge.rate_limited_log import RateLimitedLog
 from acres_bridge.tools.cdr import header_stamp_ns
 from acres_bridge.tools.errors import CdrError
 from acres_bridge.tools.msgdef import definition_text
@@ -117,8 +117,7 @@ class LiveView(SubsystemNode):
             raise ParameterError(f"foxglove_port must be a TCP port (0 for any free one); found {port}")
         if not 1 <= backlog <= 100_000:
             raise ParameterError(f"foxglove_backlog must be 1 .. 100000 messages; found {backlog}")
-        self.counts: Counter[str] = Counter()  # messages served, outbox drops
-        self._warn = RateLimitedLog(self.get_logger(), interval_s=5.0)
+        self.counts: Counter[str] = Counter()  # viewer commands, reports of a full outbox
         self._lock = threading.Lock()
         self._pending: deque[tuple[Any, ...]] = deque()
         self._late_refusals: deque[tuple[str, str]] = deque(maxlen=64)
@@ -330,9 +329,10 @@ class LiveView(SubsystemNode):
         self._scene_channel.log(self._scene, log_time=self._stamp_ns)
 
     def _on_outbox_full(self, message: str) -> None:
-        self.counts["dropped_outbox_full"] += 1
-        self._warn.warning(
-            "outbox", f"foxglove: a viewer is too slow, its oldest messages dropped ({message})"
+        self.counts["outbox_full_reports"] += 1
+        self.get_logger().warning(
+            f"foxglove: a viewer is too slow, its oldest messages dropped ({message}; "
+            "reported at most once every 30 s)"
         )
 
     def destroy_node(self) -> None:

@@ -66,6 +66,7 @@ class Viewer:
             f"ws://127.0.0.1:{self.port}",
             subprotocols=[Subprotocol(SUBPROTOCOL)],
             max_size=None,
+            max_queue=16 if self.read else 1,  # a stalled viewer stops taking frames off its socket
             open_timeout=30,
             legacy=True,
         )

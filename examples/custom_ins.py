@@ -1,8 +1,9 @@
 """A custom INS node that replaces the bridge's `ins` subsystem: a worked example.
 
 It publishes /vehicle/odom from the same INS samples as the bridge's own node, but as a
-cheaper INS would report it: position only every fifth sample (20 Hz) and a covariance floor
-of 0.5 m. Run the bridge without its own INS node and this one beside it:
+cheaper INS would report it: position at 20 Hz (the first sample of each 50 ms of simulation
+time, so a sample lost on the way shifts nothing) and a covariance floor of 0.5 m. Run the
+bridge without its own INS node and this one beside it:
 
     sim_bridge --ros-args -p ins:=false
     python examples/custom_ins.py
@@ -26,7 +27,7 @@ from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.wire import InsSample
 
 COVARIANCE_FLOOR_M2 = 0.25  # (0.5 m)^2
-DECIMATION = 5
+PERIOD_NS = 50_000_000  # 20 Hz
 
 
 class CustomIns(SubsystemNode):
@@ -37,13 +38,14 @@ class CustomIns(SubsystemNode):
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
         self._odom = self.publisher("/vehicle/odom")
-        self._count = 0
+        self._period = -1  # the 50 ms period of simulation time last published
         self.samples(INS, self._on_ins)
 
     def _on_ins(self, sample: InsSample) -> None:
-        self._count += 1
-        if not sample.has_position or self._count % DECIMATION:
+        period = sample.stamp_ns // PERIOD_NS
+        if not sample.has_position or period == self._period:
             return
+        self._period = period
         message = odometry(sample, self.frames)
         for index in (0, 7, 14):
             message.pose.covariance[index] = max(message.pose.covariance[index], COVARIANCE_FLOOR_M2)

@@ -27,8 +27,18 @@ from acres_bridge.processes import (
     free_port,
     simulator_command,
 )
+from acres_sim.clock import step_stamp_ns
 
-__all__ = ["LATCHED", "START_UTC", "TIMEOUT_S", "Processes", "Ros", "free_port", "wait_for_line"]
+__all__ = [
+    "LATCHED",
+    "START_UTC",
+    "TIMEOUT_S",
+    "Processes",
+    "Ros",
+    "free_port",
+    "step_in_pace",
+    "wait_for_line",
+]
 
 TIMEOUT_S = 30.0
 SETTLE_QUIET_S = 0.3  # Ros.settle: this long without a new message, and everything is here
@@ -229,6 +239,39 @@ class Ros:
         self.executor.shutdown()
         self.node.destroy_node()
         self.context.try_shutdown()
+
+
+def step_in_pace(
+    ros: Ros,
+    received: list[Any],
+    stamp_ns: Callable[[Any], int],
+    *,
+    steps_done: int,
+    period_ns: int,
+    requests: int,
+    steps: int = 12,
+) -> list[Any]:
+    """Step `requests` requests of `steps` steps in the pace of a subscriber in another process that
+    publishes into `received` once per `period_ns` of simulation time (at each multiple of it), and
+    return what it published from the last message before the first request on.
+
+    First wait until it has caught up with the `steps_done` steps made so far (its message of the
+    newest period boundary came), then make each request only once the messages of the one before
+    are in: the subscriber then never has more than one request's samples waiting, so none is
+    evicted from its history, however starved its process is (a plain subscriber loses the oldest
+    of a burst larger than its depth)."""
+
+    def reached(step: int) -> Callable[[], bool]:
+        boundary = step_stamp_ns(step) // period_ns * period_ns
+        return lambda: bool(received) and stamp_ns(received[-1]) >= boundary
+
+    ros.wait_until(reached(steps_done), f"the subscriber's message of step {steps_done}")
+    start = len(received) - 1
+    for request in range(1, requests + 1):
+        ros.step(steps)
+        steps_done += steps
+        ros.wait_until(reached(steps_done), f"the subscriber's messages of request {request}")
+    return received[start:]
 
 
 LATCHED = QoSProfile(

@@ -4,7 +4,6 @@ into the running bridge."""
 
 from __future__ import annotations
 
-import itertools
 import sys
 import textwrap
 from pathlib import Path
@@ -22,12 +21,13 @@ from simulation_interfaces.action import SimulateSteps
 from simulation_interfaces.msg import Result
 from tf2_msgs.msg import TFMessage
 
-from .conftest import LATCHED, START_UTC, Processes, Ros, free_port
+from .conftest import LATCHED, START_UTC, Processes, Ros, free_port, step_in_pace
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 NS_PER_S = 1_000_000_000
+PERIOD_NS = 50_000_000  # the custom INS node's 20 Hz
 
 
 def stamp_ns(message: Any) -> int:
@@ -214,20 +214,18 @@ def test_a_custom_node_in_another_process_replaces_a_subsystem(processes: Proces
     processes.script("custom_ins", [sys.executable, str(REPO / "examples" / "custom_ins.py")])
     ros.wait_until(lambda: ros.node.count_publishers("/vehicle/odom") > 0, "the custom node's publisher")
 
+    steps = 0
+
     def delivered() -> bool:
+        nonlocal steps
         ros.step(60)
-        return len(odom) >= 10
+        steps += 60
+        return bool(odom)
 
     ros.wait_until(delivered, "odometry from the custom node")
-    # Every fifth sample: the stamps are 50 ms apart. The custom node reads the internal INS topic
-    # (depth 10) as any plain subscriber: requests of 12 steps (10 samples), each waited for until
-    # its 2 odometry messages are out, so that no sample is evicted before the node has it.
-    ros.step(1)
-    ros.settle()
-    odom.clear()
-    for request in range(1, 21):
-        ros.step(12)
-        ros.wait_until(lambda n=request: len(odom) >= 2 * n, f"the odometry of request {request}")
+    # The custom node reads the internal INS topic as any plain subscriber: step in its pace, so
+    # that no sample is evicted before the node has it.
+    paced = step_in_pace(ros, odom, stamp_ns, steps_done=steps, period_ns=PERIOD_NS, requests=20)
     ros.settle(odom)
     ros.wait_until(  # the graph names a publisher's node some time after its data arrives
         lambda: (
@@ -235,8 +233,8 @@ def test_a_custom_node_in_another_process_replaces_a_subsystem(processes: Proces
         ),
         "custom_ins as the one publisher of /vehicle/odom",
     )
-    stamps = [stamp_ns(m) for m in odom]
-    assert all(b > a and (b - a) % 50_000_000 == 0 for a, b in itertools.pairwise(stamps))
+    assert [stamp_ns(m) for m in paced] == [stamp_ns(paced[0]) + k * PERIOD_NS for k in range(41)]  # 20 Hz
+    assert stamp_ns(paced[0]) % PERIOD_NS == 0
     assert all(m.pose.covariance[0] >= 0.25 for m in odom)
     assert not imu  # the bridge's own INS node is off
 

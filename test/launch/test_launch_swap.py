@@ -14,7 +14,6 @@ import pytest
 pytest.importorskip("launch_testing", reason="launch_testing is not installed (make test ROS2_WHEELS=DIR)")
 pytest.importorskip("launch_ros", reason="launch_ros is not installed (make test ROS2_WHEELS=DIR)")
 
-import itertools
 import sys
 import tempfile
 import unittest
@@ -24,7 +23,7 @@ from typing import Any
 import launch_testing
 import launch_testing.actions
 import launch_testing.asserts
-from integration.conftest import Ros
+from integration.conftest import Ros, step_in_pace
 from launch.actions import SetEnvironmentVariable
 from launch_common import (
     TIMEOUT_S,
@@ -43,6 +42,11 @@ from launch import LaunchDescription
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NS_PER_S = 1_000_000_000
+PERIOD_NS = 50_000_000  # custom_ins's 20 Hz
+
+
+def stamp_ns(message: Any) -> int:
+    return int(message.header.stamp.sec) * NS_PER_S + int(message.header.stamp.nanosec)
 
 
 def _user_package() -> Path:
@@ -94,11 +98,18 @@ class TestSwap(unittest.TestCase):
             wait_connected(ros)
             ros.wait_until(lambda: ros.node.count_publishers("/vehicle/odom") > 0, "custom_ins", TIMEOUT_S)
 
+            steps = 0
+
             def delivered() -> bool:
+                nonlocal steps
                 ros.step(12)  # 0.1 s: 10 INS samples, 2 odometry messages of the custom node
-                return len(odom) >= 4
+                steps += 12
+                return bool(odom)
 
             ros.wait_until(delivered, "odometry from custom_ins", TIMEOUT_S)
+            # In its own process custom_ins is a plain subscriber of the internal INS topic: step
+            # in its pace, so that no sample is evicted before it has it.
+            paced = step_in_pace(ros, odom, stamp_ns, steps_done=steps, period_ns=PERIOD_NS, requests=4)
             ros.settle()
             ros.wait_until(  # the graph names a publisher's node some time after its data arrives
                 lambda: (
@@ -109,8 +120,11 @@ class TestSwap(unittest.TestCase):
             )
             assert ros.node.count_publishers("/oxts/imu") == 0
             assert imu == []
-            stamps = [m.header.stamp.sec * NS_PER_S + m.header.stamp.nanosec for m in odom]
-            assert all(b > a and (b - a) % 50_000_000 == 0 for a, b in itertools.pairwise(stamps))
+            assert [stamp_ns(m) for m in paced] == [
+                stamp_ns(paced[0]) + k * PERIOD_NS for k in range(len(paced))
+            ]  # 20 Hz, on the multiples of 50 ms
+            assert stamp_ns(paced[0]) % PERIOD_NS == 0
+            assert len(paced) == 9
             assert all(m.pose.covariance[0] >= 0.25 for m in odom)
         finally:
             ros.shutdown()

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from rclpy.node import Node
 from rclpy.publisher import Publisher
@@ -72,6 +72,8 @@ class SubsystemNode(Node):
     """A node of one subsystem of one vehicle: publishers from msg_profiles, samples from the ingest."""
 
     DEFAULT_NODE_NAME = "subsystem"
+    # The one vehicle a node serves and its error for another ({vehicle}); None: it serves either.
+    SERVES: ClassVar[tuple[Vehicle, str] | None] = None
 
     def __init__(self, **node_options: Any) -> None:
         node_options.setdefault("node_name", self.DEFAULT_NODE_NAME)
@@ -80,6 +82,8 @@ class SubsystemNode(Node):
         if vehicle not in tuple(Vehicle):
             raise ParameterError(f"parameter vehicle must be polaris or maxxum, found {vehicle!r}")
         self.vehicle = Vehicle(vehicle)
+        if self.SERVES is not None and self.vehicle != self.SERVES[0]:
+            raise ParameterError(self.SERVES[1].format(vehicle=self.vehicle))
         self.agent = int(self.declare_parameter("agent", 0).value)
         ingest_namespace = str(self.declare_parameter("ingest_namespace", "").value)
         self.ingest_namespace = ingest_namespace or self.get_namespace()

@@ -24,7 +24,6 @@ from acres_bridge.convert.can import (
     frame_message,
     is_published,
 )
-from acres_bridge.errors import ParameterError
 from acres_bridge.ingest.channels import CAN_RX, CAN_TX
 from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.wire.can import CanFrame
@@ -37,11 +36,10 @@ class Can(SubsystemNode):
     """Publishes the tractor's CAN frames and forwards checked frames from can/tx."""
 
     DEFAULT_NODE_NAME = "can"
+    SERVES = (Vehicle.MAXXUM, "the can node serves the Maxxum's CAN bus; a {vehicle} has none")
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
-        if self.vehicle != Vehicle.MAXXUM:
-            raise ParameterError(f"the can node serves the Maxxum's CAN bus; a {self.vehicle} has none")
         self.forwarded = 0
         self.published = 0
         self._rx = self.publisher("can/rx")

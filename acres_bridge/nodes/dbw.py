@@ -14,7 +14,7 @@ from typing import Any
 from ds_dbw_msgs.msg import BrakeCmd, GearCmd, SteeringCmd, ThrottleCmd, UlcCmd
 
 from acres_bridge.convert.dbw import command_from_message, report_messages
-from acres_bridge.errors import CommandRefusedError, ParameterError
+from acres_bridge.errors import CommandRefusedError
 from acres_bridge.ingest.channels import DBW_COMMAND, DBW_REPORT
 from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.wire import DbwCommand, DbwReport, DbwTarget
@@ -44,11 +44,10 @@ class Dbw(SubsystemNode):
     """Publishes the drive-by-wire reports and forwards checked commands to the simulator."""
 
     DEFAULT_NODE_NAME = "dbw"
+    SERVES = (Vehicle.POLARIS, "the drive-by-wire node serves a Polaris, not a {vehicle}")
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
-        if self.vehicle != Vehicle.POLARIS:
-            raise ParameterError(f"the drive-by-wire node serves a Polaris, not a {self.vehicle}")
         self._reports = [self.publisher(name) for name in REPORT_TOPICS]
         self._commands = self.outlet(DBW_COMMAND)
         self.forwarded = 0

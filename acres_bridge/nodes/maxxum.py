@@ -57,11 +57,10 @@ class Maxxum(SubsystemNode):
     """Publishes the tractor's state and drives it from the guidance and setting topics."""
 
     DEFAULT_NODE_NAME = "maxxum"
+    SERVES = (Vehicle.MAXXUM, "the maxxum node serves a Maxxum, not a {vehicle}")
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
-        if self.vehicle != Vehicle.MAXXUM:
-            raise ParameterError(f"the maxxum node serves a Maxxum, not a {self.vehicle}")
         self.controller = SpeedControllerParams(
             speed_kp=float(self.declare_parameter("speed_kp", _DEFAULTS.speed_kp).value),
             speed_ki=float(self.declare_parameter("speed_ki", _DEFAULTS.speed_ki).value),

@@ -98,11 +98,10 @@ class DbwDemoDriver(SubsystemNode):
     """Follows the built-in route with ULC speed and steering-curvature commands."""
 
     DEFAULT_NODE_NAME = "dbw_demo_driver"
+    SERVES = (Vehicle.POLARIS, "dbw_demo_driver drives a Polaris; vehicle is '{vehicle}'")
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
-        if self.vehicle != Vehicle.POLARIS:
-            raise ParameterError(f"dbw_demo_driver drives a Polaris; vehicle is '{self.vehicle}'")
         self.speed_mps = _wiring.finite_parameter(
             self,
             "speed_mps",

@@ -42,13 +42,10 @@ class OdomPath(SubsystemNode):
     """Publishes the vehicle's path relative to its first pose, and that pose as a frame."""
 
     DEFAULT_NODE_NAME = "odom_path"
+    SERVES = (Vehicle.POLARIS, "odom_path follows the Polaris's /vehicle/odom; vehicle is '{vehicle}'")
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
-        if self.vehicle != Vehicle.POLARIS:
-            raise ParameterError(
-                f"odom_path follows the Polaris's /vehicle/odom; vehicle is '{self.vehicle}'"
-            )
         read_only = ParameterDescriptor(read_only=True)
         max_poses = self.declare_parameter("max_poses", 10000, read_only).value
         if isinstance(max_poses, bool) or not isinstance(max_poses, int) or max_poses < 1:

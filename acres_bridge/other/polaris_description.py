@@ -25,7 +25,6 @@ from typing import Any
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
-from acres_bridge.errors import ParameterError
 from acres_bridge.ingest.channels import SESSION, Session
 from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.other import _wiring
@@ -40,11 +39,10 @@ class PolarisDescription(SubsystemNode):
     """Publishes the URDF and the sensor frames of the Polaris of one agent of the session."""
 
     DEFAULT_NODE_NAME = "polaris_description"
+    SERVES = (Vehicle.POLARIS, "polaris_description describes a Polaris; vehicle is '{vehicle}'")
 
     def __init__(self, **node_options: Any) -> None:
         super().__init__(**node_options)
-        if self.vehicle != Vehicle.POLARIS:
-            raise ParameterError(f"polaris_description describes a Polaris; vehicle is '{self.vehicle}'")
         self._description = _wiring.publisher(self, "other_nodes", "/robot_description")
         self._tf_static = _wiring.publisher(self, "other_nodes", "/tf_static")
         self.rig: tuple[SensorMount, ...] | None = None  # the rig last published

@@ -11,16 +11,20 @@ plans once the simulator has said which agents the session has and which vehicle
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
+import launch.logging
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
+from launch.utilities.signal_management import AsyncSafeSignalManager
 from launch_ros.actions import ComposableNodeContainer, Node
 from launch_ros.descriptions import ComposableNode
 
 from acres_bridge.plan import PARAMETER_DESCRIPTIONS, BridgeConfig, plan_bridge
 from launch import LaunchContext, LaunchDescription
 
+_log = launch.logging.get_logger("sim_bridge.launch")
 _LAUNCH_ONLY = ("namespace",)
 # What `ros2 launch --launch-prefix` and `--launch-prefix-filter` add to the arguments.
 _ROS2_LAUNCH_OPTIONS = ("launch-prefix", "launch-prefix-filter")
@@ -101,6 +105,32 @@ def _bridge(context: LaunchContext) -> list[Any]:
     ]
 
 
+def _stop_on_sigterm(context: LaunchContext) -> list[Any]:
+    """Make SIGTERM (what `docker stop`, systemd and Kubernetes send) end the launch as Ctrl-C does:
+    each process stopped in turn, then exit 0. Left as it is, SIGTERM ends the launch process at
+    once (nothing installs a Python handler for it) and leaves every process it started running;
+    launch's own handler, were it reached, would only cancel the launch, with the same result.
+
+    launch dispatches signals through its AsyncSafeSignalManager, which has no public accessor:
+    this takes the running one, gives SIGTERM its SIGINT handler, and installs a Python handler
+    that lets the signal through to it. Without that manager the launch keeps launch's behaviour."""
+    manager = getattr(AsyncSafeSignalManager, "_AsyncSafeSignalManager__current", None)
+    if manager is None:
+        return []
+    on_sigint = manager.handle(signal.SIGINT, None)
+    manager.handle(signal.SIGINT, on_sigint)
+    if on_sigint is None:
+        return []
+
+    def on_sigterm(signum: int) -> None:
+        _log.warning("SIGTERM: stopping the launched processes as for Ctrl-C")
+        on_sigint(signal.SIGINT)
+
+    manager.handle(signal.SIGTERM, on_sigterm)
+    signal.signal(signal.SIGTERM, lambda signum, frame: None)  # the manager's wakeup fd does the rest
+    return []
+
+
 def generate_launch_description() -> LaunchDescription:
     arguments = [
         DeclareLaunchArgument(
@@ -115,4 +145,6 @@ def generate_launch_description() -> LaunchDescription:
             "namespace", default_value="", description="the namespace of the bridge's nodes"
         )
     )
-    return LaunchDescription([*arguments, OpaqueFunction(function=_bridge)])
+    return LaunchDescription(
+        [*arguments, OpaqueFunction(function=_stop_on_sigterm), OpaqueFunction(function=_bridge)]
+    )

@@ -8,9 +8,9 @@ load the machine code from disk).
 
 The scene comes packed into arrays (acres_sim.sensors.compiled_cast builds them):
 
-- ground: ``terrain`` (16,) float32, see the ``T_*`` slots, and the height field's bilinear cell
-  coefficients ``coeffs`` (cells, 4) float32, a cell's four in one cache line (unused for flat ground);
-- boxes (buildings, then agents): ``boxes`` (m, 12) float32, see the ``B_*`` slots;
+- ground: ``terrain`` and ``coeffs``, see acres_sim.sensors.terrain_kernels, which solves the
+  height field for each block of rays before the boxes and the crop here;
+- boxes (buildings, then agents): ``boxes`` (m, 13) float32, see the ``B_*`` slots;
 - crop fields: ``fields`` (k, 16) float32, see the ``F_*`` slots.
 """
 
@@ -27,27 +27,25 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numba
 import numpy as np
 
-from acres_sim.sensors.terrain import (
-    CONVERGED_M,
-    EXTRA_ITERATIONS,
-    FARTHEST_T,
-    HIT_TOLERANCE_M,
-    NEWTON_ITERATIONS,
+from acres_sim.sensors.minmax_kernels import fmax, fmin, maximum, minimum
+from acres_sim.sensors.terrain import HIT_TOLERANCE_M
+from acres_sim.sensors.terrain_kernels import (
+    T_FLAT_Z,
+    T_HEIGHT_FIELD,
+    T_INV_CELL,
+    T_STEEPEST,
+    height_field_block,
 )
 
 __all__ = [
     "BOX_SLOTS",
     "FIELD_SLOTS",
-    "TERRAIN_SLOTS",
     "cast_rays",
     "turn_rays",
 ]
 
 _JIT: Final = {"nogil": True, "cache": True, "error_model": "numpy"}
 
-# Terrain slots.
-T_HEIGHT_FIELD, T_FLAT_Z, T_X0, T_Y0, T_INV_CELL, T_NX, T_NY, T_Z_MIN, T_Z_MAX, T_STEEPEST = range(10)
-TERRAIN_SLOTS: Final = 16
 # Box slots: centre, half sizes, cos and sin of the yaw, the world axis of the bounding cone seen
 # from the origin (unit; 0 0 0: the origin is inside the sphere, test every ray), the cone's cosine
 # and a distance from the origin that no point of the box is nearer than (a ray whose nearest hit so
@@ -77,221 +75,13 @@ FIELD_SLOTS: Final = 16
 
 _ZERO: Final = np.float32(0.0)
 _ONE: Final = np.float32(1.0)
-_HALF: Final = np.float32(0.5)
 _MINUS_ONE: Final = np.float32(-1.0)
 _INF: Final = np.float32(np.inf)
-_FARTHEST: Final = np.float32(FARTHEST_T)
-_INSIDE: Final = np.float32(1.0 - 1e-6)
-_CONVERGED: Final = np.float32(CONVERGED_M)
 _HIT_TOLERANCE: Final = np.float32(HIT_TOLERANCE_M)
-_NEWTON: Final = NEWTON_ITERATIONS
-_EXTRA: Final = EXTRA_ITERATIONS
 
 # Surfaces (acres_sim.sensors.scene.Surface), as the kernels write them.
 _GROUND: Final = np.uint8(1)
 _CROP: Final = np.uint8(3)
-
-
-@numba.njit(inline="always", **_JIT)
-def _maximum(a: float, b: float) -> float:
-    """np.maximum: NaN if either is NaN."""
-    if math.isnan(a) or math.isnan(b):
-        return a + b
-    return a if a >= b else b
-
-
-@numba.njit(inline="always", **_JIT)
-def _minimum(a: float, b: float) -> float:
-    """np.minimum: NaN if either is NaN."""
-    if math.isnan(a) or math.isnan(b):
-        return a + b
-    return a if a <= b else b
-
-
-@numba.njit(inline="always", **_JIT)
-def _fmin(a: float, b: float) -> float:
-    """np.fmin: the other one where one is NaN."""
-    if math.isnan(a):
-        return b
-    if math.isnan(b):
-        return a
-    return a if a <= b else b
-
-
-@numba.njit(inline="always", **_JIT)
-def _fmax(a: float, b: float) -> float:
-    """np.fmax: the other one where one is NaN."""
-    if math.isnan(a):
-        return b
-    if math.isnan(b):
-        return a
-    return a if a >= b else b
-
-
-@numba.njit(inline="always", **_JIT)
-def _sample(terrain: np.ndarray, coeffs: np.ndarray, x: float, y: float) -> tuple[float, float, float]:
-    """HeightField._sample at one point: (height, slope x, slope y), slopes per grid cell."""
-    inv = terrain[T_INV_CELL]
-    nx1 = terrain[T_NX] - _ONE
-    ny1 = terrain[T_NY] - _ONE
-    gx = (x - terrain[T_X0]) * inv
-    gy = (y - terrain[T_Y0]) * inv
-    # Clamped onto the grid (as np.minimum(np.maximum(...)) for numbers; NaN: the first cell, where
-    # the reference would fail on its index: never an address outside the grid).
-    gx_max = nx1 * _INSIDE
-    gy_max = ny1 * _INSIDE
-    gx = gx if gx > _ZERO else _ZERO
-    gx = gx if gx < gx_max else gx_max
-    gy = gy if gy > _ZERO else _ZERO
-    gy = gy if gy < gy_max else gy_max
-    fi = np.floor(gx)
-    fj = np.floor(gy)
-    fx = gx - fi
-    fy = gy - fj
-    k = int(fj * nx1 + fi)
-    a = coeffs[k, 0]
-    b = coeffs[k, 1]
-    c = coeffs[k, 2]
-    d = coeffs[k, 3]
-    b = b + d * fy
-    slope_y = d * fx + c
-    a = a + c * fy
-    a = a + fx * b
-    return a, b, slope_y
-
-
-@numba.njit(**_JIT)
-def _height_field_block(
-    terrain: np.ndarray,
-    coeffs: np.ndarray,
-    origin: np.ndarray,
-    world: np.ndarray,
-    start: int,
-    count: int,
-    reach: float,
-    ground0: np.ndarray,
-    climb: float,
-    t_out: np.ndarray,
-    f_out: np.ndarray,
-    sx_out: np.ndarray,
-    sy_out: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    t_eval: np.ndarray,
-    live: np.ndarray,
-) -> None:
-    """HeightField.intersect of rays ``start`` .. ``start + count``, stage by stage over the block so
-    that the rays' Newton chains overlap in the processor: into slot ``j`` of the out arrays, the
-    ray's best t, the residual of its last evaluation (inf: not tried) and the slopes there (per cell).
-    A ray hits where |residual| <= HIT_TOLERANCE_M."""
-    zero = _ZERO
-    ox = origin[0]
-    oy = origin[1]
-    oz = origin[2]
-    h0 = ground0[0]
-    g0x = ground0[1]
-    g0y = ground0[2]
-    bound = ground0[3] > 0
-    steepest = terrain[T_STEEPEST]
-    inv = terrain[T_INV_CELL]
-    clearance = oz - h0
-    # The bracket and Newton's start, for the rays that can meet the ground.
-    m = 0
-    for j in range(count):
-        i = start + j
-        t_out[j] = _INF
-        f_out[j] = _INF
-        sx_out[j] = zero
-        sy_out[j] = zero
-        dz = world[2, i]
-        if not dz < climb:
-            continue
-        inv_dz = _ONE / dz
-        t_enter = (terrain[T_Z_MAX] - oz) * inv_dz
-        t_leave = (terrain[T_Z_MIN] - oz) * inv_dz
-        if dz < 0:
-            lo_j = _maximum(t_enter, zero)
-            hi_j = t_leave
-        else:
-            lo_j = zero
-            hi_j = _minimum(t_enter if dz > 0 else _INF, reach)
-        if bound:
-            lo_j = _maximum(lo_j, clearance / (steepest - dz) if dz < steepest else _INF)
-            hi_j = _minimum(hi_j, clearance / (-dz - steepest) if -dz > steepest else _INF)
-        hi_j = _minimum(hi_j, _FARTHEST)
-        if not lo_j <= hi_j:
-            continue
-        t = (oz - h0) / ((g0x * world[0, i] + g0y * world[1, i]) * inv - dz)
-        if not (t >= lo_j and t <= hi_j):
-            t = hi_j if math.isfinite(hi_j) else lo_j
-        lo[j] = lo_j
-        hi[j] = hi_j
-        t_out[j] = t
-        live[m] = j
-        m += 1
-    # Plain Newton steps, clipped to the bracket; a ray is done once its residual is within
-    # CONVERGED_M (its next step is its answer).
-    for _ in range(_NEWTON):
-        kept = 0
-        for q in range(m):
-            j = live[q]
-            i = start + j
-            dx = world[0, i]
-            dy = world[1, i]
-            dz = world[2, i]
-            t = t_out[j]
-            t_eval[j] = t
-            h, slope_x, slope_y = _sample(terrain, coeffs, t * dx + ox, t * dy + oy)
-            f = t * dz + oz - h
-            step = f / (dz - (slope_x * (dx * inv) + slope_y * (dy * inv)))
-            t_out[j] = _minimum(_maximum(t - step, lo[j]), hi[j])
-            f_out[j] = f
-            sx_out[j] = slope_x
-            sy_out[j] = slope_y
-            if not abs(f) <= _CONVERGED:
-                live[kept] = j
-                kept += 1
-        m = kept
-    # Safeguarded steps on the rays that have not converged: t_eval is below the root where the ray
-    # was still above the ground.
-    slow = 0
-    for q in range(m):
-        j = live[q]
-        f = f_out[j]
-        if abs(f) <= _CONVERGED:
-            continue
-        if f > 0:
-            lo[j] = t_eval[j]
-        else:
-            hi[j] = t_eval[j]
-        t_out[j] = _minimum(_maximum(t_out[j], lo[j]), hi[j])
-        live[slow] = j
-        slow += 1
-    for it in range(_EXTRA):
-        for q in range(slow):
-            j = live[q]
-            i = start + j
-            dx = world[0, i]
-            dy = world[1, i]
-            dz = world[2, i]
-            t = t_out[j]
-            h, slope_x, slope_y = _sample(terrain, coeffs, ox + t * dx, oy + t * dy)
-            f = oz + t * dz
-            f = f - h
-            above = _ONE if f > 0 else _ZERO
-            lo_j = lo[j] + (t - lo[j]) * above
-            hi_j = hi[j] + (t - hi[j]) * (_ONE - above)
-            lo[j] = lo_j
-            hi[j] = hi_j
-            step = t - f / (dz - slope_x * (dx * inv) - slope_y * (dy * inv))
-            newton = step >= lo_j and step <= hi_j
-            if it == _EXTRA - 1:
-                t_out[j] = step if newton else t
-            else:
-                t_out[j] = step if newton else _HALF * (lo_j + hi_j)
-            f_out[j] = f
-            sx_out[j] = slope_x
-            sy_out[j] = slope_y
 
 
 @numba.njit(inline="always", **_JIT)
@@ -324,15 +114,15 @@ def _box(
         inv = _ONE / q
         t1 = (-h - p) * inv
         t2 = (h - p) * inv
-        near = _fmin(t1, t2)
+        near = fmin(t1, t2)
         if k == 0:
             near0 = near
         elif k == 1:
             near1 = near
         else:
             near2 = near
-        t_in = _maximum(t_in, near)
-        t_out = _fmin(t_out, _fmax(t1, t2))
+        t_in = maximum(t_in, near)
+        t_out = fmin(t_out, fmax(t1, t2))
     if not (t_in <= t_out and t_in > 0):
         return _INF, _ZERO, _ZERO, _ZERO
     s0 = _ZERO
@@ -382,9 +172,9 @@ def _crop_field(
     tu2 = (u_max - uo) * inv_du
     tv1 = -vo * inv_dv
     tv2 = (fields[k, F_LENGTH] - vo) * inv_dv
-    tv_in = _fmin(tv1, tv2)
-    t0 = _maximum(_maximum(t_top, _fmin(tu1, tu2)), _maximum(tv_in, _ZERO))
-    t1 = _minimum(_minimum(ground_t, limit), _minimum(_fmax(tu1, tu2), _fmax(tv1, tv2)))
+    tv_in = fmin(tv1, tv2)
+    t0 = maximum(maximum(t_top, fmin(tu1, tu2)), maximum(tv_in, _ZERO))
+    t1 = minimum(minimum(ground_t, limit), minimum(fmax(tu1, tu2), fmax(tv1, tv2)))
     if not t0 < t1:
         return _INF, _ZERO, _ZERO, _ZERO
     u0 = uo + t0 * du
@@ -479,10 +269,10 @@ def _cast_one(
         y_top = oy + t_top * dy
         x_end = ox + ground_t * dx
         y_end = oy + ground_t * dy
-        x_lo = _minimum(x_top, x_end)
-        x_hi = _maximum(x_top, x_end)
-        y_lo = _minimum(y_top, y_end)
-        y_hi = _maximum(y_top, y_end)
+        x_lo = minimum(x_top, x_end)
+        x_hi = maximum(x_top, x_end)
+        y_lo = minimum(y_top, y_end)
+        y_hi = maximum(y_top, y_end)
         for k in range(fields.shape[0]):
             if not (
                 x_hi >= fields[k, F_BX0]
@@ -491,7 +281,7 @@ def _cast_one(
                 and y_lo <= fields[k, F_BY1]
             ):
                 continue
-            limit = _minimum(best, max_range)
+            limit = minimum(best, max_range)
             t, cx, cy, cz = _crop_field(fields, k, ox, oy, dx, dy, ground_t, sink, gnx, gny, gnz, limit)
             if t < best and t <= max_range:
                 best = t
@@ -647,7 +437,7 @@ def cast_rays(
             start = block * _BLOCK
             count = min(n, start + _BLOCK) - start
             if height_field:
-                _height_field_block(
+                height_field_block(
                     terrain,
                     coeffs,
                     origin,

@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike
 from acres_sim.errors import ParamsError
 from acres_sim.sensors import cast_kernels as k
 from acres_sim.sensors import lidar_kernels, shade_kernels
+from acres_sim.sensors import terrain_kernels as tk
 from acres_sim.sensors._raycast import F32, F64, RayFan
 from acres_sim.sensors.scene import Box, Hits, Scene, check_fan_pose
 from acres_sim.sensors.terrain import HeightField
@@ -68,20 +69,20 @@ def _box_rows(boxes: Sequence[Box]) -> tuple[F32, F64]:
 
 @lru_cache(maxsize=8)
 def _pack(scene: Scene) -> _PackedScene:
-    terrain = np.zeros(k.TERRAIN_SLOTS, dtype=np.float32)
+    terrain = np.zeros(tk.TERRAIN_SLOTS, dtype=np.float32)
     ground = scene.terrain
     z_min, z_max = ground.z_range
-    terrain[k.T_Z_MIN], terrain[k.T_Z_MAX], terrain[k.T_STEEPEST] = z_min, z_max, ground.max_slope
+    terrain[tk.T_Z_MIN], terrain[tk.T_Z_MAX], terrain[tk.T_STEEPEST] = z_min, z_max, ground.max_slope
     if isinstance(ground, HeightField):
         ny, nx = ground.grid.shape
-        terrain[k.T_HEIGHT_FIELD] = 1.0
-        terrain[k.T_X0], terrain[k.T_Y0] = ground.origin
-        terrain[k.T_INV_CELL] = 1.0 / ground.cell_m
-        terrain[k.T_NX], terrain[k.T_NY] = nx, ny
+        terrain[tk.T_HEIGHT_FIELD] = 1.0
+        terrain[tk.T_X0], terrain[tk.T_Y0] = ground.origin
+        terrain[tk.T_INV_CELL] = 1.0 / ground.cell_m
+        terrain[tk.T_NX], terrain[tk.T_NY] = nx, ny
         coeffs = np.ascontiguousarray(ground.cell_coefficients().T)
         height_field: HeightField | None = ground
     else:
-        terrain[k.T_FLAT_Z] = ground.height_m
+        terrain[tk.T_FLAT_Z] = ground.height_m
         coeffs = np.zeros((1, 4), dtype=np.float32)
         height_field = None
     fields = np.zeros((len(scene.crop), k.FIELD_SLOTS), dtype=np.float32)

@@ -82,8 +82,8 @@ class Client:
     out: bytearray = field(default_factory=bytearray)  # queued frames; the first `sent` have gone
     sent: int = 0
     command_seq: int = 0
-    # Lockstep: the vehicle commands read and not yet applied, (seq, command), until the step
-    # request whose command_seqs counts them (acres_sim.server.sim_server: SimServer._apply_held).
+    # Lockstep: the vehicle commands read and not yet applied, (seq, command), until the step request
+    # whose command_seqs counts them (acres_sim.server.vehicle_commands: VehicleCommands.apply_held).
     held: list[tuple[int, object]] = field(default_factory=list)
     accepted_at: float = field(default_factory=time.monotonic)
 

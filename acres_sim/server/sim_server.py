@@ -1,24 +1,21 @@
 """The network side of the reference simulator: docs/protocol.md, served over loopback by default.
 
 One thread, one selector: the control listener, each agent's sensor and vehicle listeners, and
-every accepted connection. In free run (PLAYING) the world advances paced to wall time and never
-faster (acres_sim.server.pacing: no catching up in bursts; a slow pace is reported); in
-lockstep only on step requests, as fast as it can. In free run the clouds and images are made in
-a render thread (numpy lets go of the GIL), so a camera frame never holds up the physics, the
+every accepted connection (acres_sim.server.clients, opened by acres_sim.server.handshake). In
+free run (PLAYING) the world advances paced to wall time and never faster (acres_sim.server.pacing:
+no catching up in bursts; a slow pace is reported); in lockstep only on step requests, as fast as
+it can. In free run the clouds and images are made in
+a render thread (acres_sim.server.rendering), so a camera frame never holds up the physics, the
 INS and the clock; their frames follow as soon as they are ready, stamped with their step. A step
 request (lockstep, or a paused free-run session) sends its STREAM_MARK only after every cloud and
 image of its steps. Output is buffered per connection and
 flushed after each step (free run) or each request (lockstep), so a long request costs a
 handful of system calls, not one per message.
 
-The vehicle channel of a Polaris carries its drive-by-wire: each DBW_COMMAND goes to the world as
-soon as it is read in free run (it applies from the next physics step); in lockstep it waits for
-the first STEP_REQUEST whose command_seqs counts it and applies from that request's first step
-(a request with 0 applies all that came), so however commands and requests interleave on their
-two sockets, the same requests give the same steps. Each report line (50 Hz) goes out on that
-agent's vehicle channel. MAXXUM_COMMAND is held and applied the same way. A
-command for a Maxxum or with an invalid value is logged and ignored; it still counts for the
-command numbers that STEP_REQUEST waits for.
+The vehicle channel of a Polaris carries its drive-by-wire: each DBW_COMMAND goes to the world at
+once in free run, and in lockstep from the first STEP_REQUEST that counts it
+(acres_sim.server.vehicle_commands). Each report line (50 Hz) goes out on that agent's vehicle
+channel.
 
 The vehicle channel of a Maxxum carries MAXXUM_COMMAND (acres_bridge.wire.maxxum.MaxxumCommand,
 numbered as the drive-by-wire commands are) to its tractor model and MaxxumObservation each 0.1 s
@@ -30,12 +27,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import select
 import selectors
 import time
-from collections import deque
-from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Sequence
 from typing import Protocol
 
 from acres_bridge.rate_limited_log import RateLimitedLog
@@ -43,12 +37,9 @@ from acres_bridge.wire import (
     PROTOCOL_VERSION,
     AgentEntry,
     AgentReset,
-    ClientHello,
     Clock,
     DbwCommand,
     EpisodeInfo,
-    ErrorReply,
-    Hello,
     ProtocolError,
     ResetSession,
     SetState,
@@ -62,32 +53,22 @@ from acres_bridge.wire import (
 from acres_bridge.wire.clock import MAX_STEPS_PER_REQUEST
 from acres_bridge.wire.maxxum import MaxxumCommand
 from acres_bridge.wire.vocabulary import SimState, Vehicle
-from acres_sim import __version__
 from acres_sim.clock import PHYSICS_RATE_HZ as PHYSICS_HZ
-from acres_sim.errors import AcresSimError
-from acres_sim.sensors.rig import CaptureJob
-from acres_sim.sensors.sensor_model import SensorFrame
 from acres_sim.server.can_bus import CanPort
 from acres_sim.server.clients import Client, Clients, Listener
+from acres_sim.server.handshake import Handshake, session_hello
 from acres_sim.server.pacing import REPORT_INTERVAL_S, SLOW_RTF, RealTimePacer
-from acres_sim.vehicles.tractor import command_from_message, observation_message
+from acres_sim.server.rendering import RenderThread, perception_frames
+from acres_sim.server.vehicle_commands import VehicleCommands
+from acres_sim.vehicles.tractor import observation_message
 from acres_sim.world.model import StepOutput, World
-from acres_sim.world.wire import scene_layout, sensor_frame, sensor_meta, wire_ins
+from acres_sim.world.wire import wire_ins
 
 __all__ = ["SimServer", "StepObserver"]
 
 _log = logging.getLogger("acres_sim.server")
 _FLUSH_BYTES = 1 << 20
-_COMMAND_WAIT_S = 10.0  # a step request waits this long for the commands sent before it
-_HELD_COMMANDS = 4096  # lockstep: commands held for their request, at most (a client that never steps)
 _HOUSEKEEPING_S = 0.1  # while stepping: new clients, pending output, handshakes, this often
-# Free run: one perception step at a time with the render thread. A step that comes while it is
-# busy is skipped, so a frame is never more than one render late and frames never bunch up.
-_RENDERS_IN_FLIGHT = 1
-
-Captured = tuple[SensorFrame, ...]  # the sensor frames of a step
-# Free run: one perception step at a time with the render thread. A step that comes while it is
-# busy is skipped, so a frame is never more than one render late and frames never bunch up.
 
 
 class StepObserver(Protocol):
@@ -129,11 +110,12 @@ class SimServer:
         self._observers = tuple(observers)
         # Free run renders in a thread of its own; lockstep renders inline, deterministic in its order.
         world.defer_perception = not world.lockstep
-        self._renderer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="acres-render")
-        self._renders: deque[tuple[int, int, Future[Captured]]] = deque()
-        self.skipped_renders = 0
         self.clients = Clients(self._warn, on_accept=self._greet, on_drop=self._on_drop)
         self._connections = self.clients.connections  # the one list of connections
+        self.renders = RenderThread(self.clients)
+        self.commands = VehicleCommands(
+            world, self.clients, self._warn, receive=self._receive, stopping=lambda: self._stopping
+        )
         self.control_port = self.clients.listen(host, port, "control", 0)
         agents = []
         self._can: dict[int, CanPort] = {}
@@ -159,19 +141,8 @@ class SimServer:
                     can_port=self._can[index].port if index in announced else 0,
                 )
             )
-        self.hello = Hello(
-            protocol_version=PROTOCOL_VERSION,
-            simulator=f"acres_sim {__version__}",
-            session_start_utc=f"{world.start_utc:%Y%m%dT%H%M%S}",
-            map=world.map_name,
-            source=world.source,
-            lockstep=world.lockstep,
-            seed=world.seed,
-            physics_hz=PHYSICS_HZ,
-            agents=tuple(agents),
-            scene=scene_layout(world.scene, world.map_name),
-        )
-        self._metas = [sensor_meta(world, index) for index in range(len(agents))]
+        self.hello = session_hello(world, agents)
+        self._handshake = Handshake(world, self.hello, self.clients, on_control=self._share_bridge_hosts)
         self._stopping = False
         self._recv_buffer = bytearray(1 << 20)
         self._recv_view = memoryview(self._recv_buffer)
@@ -209,8 +180,8 @@ class SimServer:
     def _timeout(self) -> float:
         timeout = self.pacer.timeout_s(time.monotonic())
         if timeout is not None:
-            return min(timeout, 0.005) if self._renders else timeout
-        return 0.005 if self._renders else 0.2
+            return min(timeout, 0.005) if self.renders.busy else timeout
+        return 0.005 if self.renders.busy else 0.2
 
     def _poll(self, timeout: float) -> None:
         for key, events in self.clients.selector.select(timeout):
@@ -232,7 +203,7 @@ class SimServer:
             self._emit(self.world.advance())
             self._flush_all()
             self.pacer.stepped(time.monotonic())
-        report = self.pacer.report(time.monotonic(), self.skipped_renders, self.world.stamp_ns)
+        report = self.pacer.report(time.monotonic(), self.renders.skipped, self.world.stamp_ns)
         if report is not None:
             _log.warning(
                 "%s (%s)",
@@ -243,10 +214,7 @@ class SimServer:
     # ---- connections -------------------------------------------------------------------------
 
     def _greet(self, connection: Client) -> None:
-        """A new connection: a control channel gets the session's HELLO at once."""
-        if connection.listener == "control":
-            self._send(connection, encode(self.hello))
-            self._flush(connection)
+        self._handshake.greet(connection)
 
     def _on_drop(self, connection: Client) -> None:
         if connection.listener == "control" and connection.ready:
@@ -287,7 +255,7 @@ class SimServer:
                 message = decode(frame)
             except ProtocolError as error:
                 if error.version_mismatch is not None:
-                    self._refuse(connection, str(error))
+                    self._handshake.refuse(connection, str(error))
                     return
                 self._warn.warning(
                     f"payload/{connection.listener}/{connection.agent}",
@@ -295,14 +263,14 @@ class SimServer:
                 )
                 continue
             if not connection.ready:
-                if not self._handshake(connection, message):
+                if not self._handshake.accept(connection, message):
                     return
                 continue
             self._handle(connection, message)
             if connection not in self._connections:
                 return
         if reader.version_mismatch is not None and not connection.ready:
-            self._refuse(
+            self._handshake.refuse(
                 connection,
                 f"the bridge speaks protocol version {reader.version_mismatch}, "
                 f"this simulator speaks {PROTOCOL_VERSION}",
@@ -315,47 +283,12 @@ class SimServer:
             reader.dropped.clear()
         self._flush(connection)
 
-    def _refuse(self, connection: Client, message: str) -> None:
-        _log.error("refusing a %s connection: %s", connection.listener, message)
-        self._send(connection, encode(ErrorReply(code="version", message=message)))
-        self._flush(connection)
-        self._drop(connection, message)
-
-    def _handshake(self, connection: Client, message: object) -> bool:
-        if not isinstance(message, ClientHello):
-            self._drop(connection, f"expected CLIENT_HELLO first, got {type(message).__name__}")
-            return False
-        if message.role != connection.listener or (
-            message.role != "control" and message.agent != connection.agent
-        ):
-            self._send(
-                connection,
-                encode(
-                    ErrorReply(
-                        code="role",
-                        message=f"this port serves the {connection.listener} channel "
-                        f"of agent {connection.agent}",
-                    )
-                ),
-            )
-            self._flush(connection)
-            self._drop(connection, "wrong role")
-            return False
-        connection.ready = True
-        if connection.listener == "control":
-            self._share_bridge_hosts()
-            self._send(connection, encode(self._episode()))
-        elif connection.listener == "sensor":
-            self._send(connection, encode(self._metas[connection.agent]))
-        self._flush(connection)
-        return True
-
     # ---- control -----------------------------------------------------------------------------
 
     def _handle(self, connection: Client, message: object) -> None:
         world = self.world
         if isinstance(message, DbwCommand | MaxxumCommand) and connection.listener == "vehicle":
-            self._vehicle_command(connection, message.seq, message)
+            self.commands.take(connection, message.seq, message)
         elif isinstance(message, StepRequest) and connection.listener == "control":
             self._step_request(connection, message)
         elif isinstance(message, SetState):
@@ -373,53 +306,6 @@ class SimServer:
             self._warn.warning(
                 f"unexpected/{connection.listener}/{type(message).__name__}",
                 f"{connection.listener}/{connection.agent}: unexpected {type(message).__name__} ignored",
-            )
-
-    def _vehicle_command(self, connection: Client, seq: int, command: DbwCommand | MaxxumCommand) -> None:
-        """Number the command on its channel, then hand it to the world (or log why not)."""
-        if seq <= connection.command_seq:
-            _log.warning(
-                "vehicle/%d: command %d after command %d: numbers must increase",
-                connection.agent,
-                seq,
-                connection.command_seq,
-            )
-        connection.command_seq = max(connection.command_seq, seq)
-        if self.world.lockstep:
-            # Applied by the request that counts it, not by whichever read came first: the same
-            # requests then give the same steps, however the commands and requests interleave.
-            connection.held.append((seq, command))
-            if len(connection.held) > _HELD_COMMANDS:  # a client that never steps: apply the oldest
-                self._apply_command(connection.agent, *connection.held.pop(0))
-            return
-        self._apply_command(connection.agent, seq, command)
-
-    def _apply_held(self, seqs: Sequence[int]) -> None:
-        """Apply each vehicle channel's held commands that the request counts (``seqs``, per agent:
-        the last command the bridge sent before it; 0 counts them all, for a client that does not
-        number its requests' commands); later ones wait for a later request."""
-        for connection in self._connections:
-            if connection.listener != "vehicle" or not connection.held:
-                continue
-            wanted = seqs[connection.agent] if connection.agent < len(seqs) else 0
-            due = [(q, c) for q, c in connection.held if wanted == 0 or q <= wanted]
-            connection.held = [(q, c) for q, c in connection.held if not (wanted == 0 or q <= wanted)]
-            for seq, command in due:
-                self._apply_command(connection.agent, seq, command)
-
-    def _apply_command(self, agent: int, seq: int, command: object) -> None:
-        """Hand a vehicle command to the world (or log why not)."""
-        try:
-            if isinstance(command, DbwCommand):
-                self.world.apply_dbw_command(agent, command)
-            else:
-                assert isinstance(command, MaxxumCommand)
-                self.world.apply_tractor_command(agent, command_from_message(command))
-        except AcresSimError as error:
-            reason = str(error)  # one kind per reason: a flood of one bad command is one line per 5 s
-            self._warn.warning(
-                f"command/{agent}/{reason}",
-                f"vehicle/{agent}: command {seq} ignored: {reason}",
             )
 
     def _can_commands(self, can: CanPort) -> None:
@@ -451,8 +337,8 @@ class SimServer:
                 encode(StepDone(request_id=request.request_id, last_step=world.step, status=status)),
             )
             return
-        self._await_commands(request.command_seqs)
-        self._apply_held(request.command_seqs)
+        self.commands.wait_for(request.command_seqs, _HOUSEKEEPING_S)
+        self.commands.apply_held(request.command_seqs)
         next_housekeeping = time.monotonic() + _HOUSEKEEPING_S
         for _ in range(request.steps):
             if self._stopping:  # SIGINT or SIGTERM mid-request: end now; closing tells the bridge
@@ -471,43 +357,6 @@ class SimServer:
                 self._send(stream, mark)
         self._send(connection, encode(StepDone(request_id=request.request_id, last_step=world.step)))
         self._flush_all()
-
-    def _await_commands(self, seqs: Iterable[int]) -> None:
-        """Read each agent's vehicle channel until it has the commands the bridge sent before the request.
-
-        A vehicle channel that is still being opened is accepted here too. Nothing else is read, so
-        no other request starts while this one waits; after 10 s it steps without the command.
-        """
-        deadline = time.monotonic() + _COMMAND_WAIT_S
-        for agent, wanted in enumerate(seqs):
-            while wanted > 0 and not self._stopping and not self._has_commands(agent, wanted):
-                remaining = deadline - time.monotonic()
-                self.clients.serve_new_and_writable()
-                if remaining <= 0.0 or not self._poll_vehicle(agent, min(remaining, _HOUSEKEEPING_S)):
-                    _log.error("agent %d: command %d never arrived; stepping without it", agent, wanted)
-                    break
-
-    def _has_commands(self, agent: int, wanted: int) -> bool:
-        return any(
-            c.listener == "vehicle" and c.agent == agent and c.command_seq >= wanted
-            for c in self._connections
-        )
-
-    def _poll_vehicle(self, agent: int, timeout: float) -> bool:
-        """Accept and read the vehicle channel of ``agent`` for up to ``timeout`` s; False if it has none."""
-        listeners = [x for x in self.clients.listeners if x.role == "vehicle" and x.agent == agent]
-        if not listeners:
-            return False
-        connections = [c for c in self._connections if c.listener == "vehicle" and c.agent == agent]
-        socks = [x.sock for x in listeners] + [c.sock for c in connections]
-        readable, _, _ = select.select(socks, [], [], timeout)
-        for listener in listeners:
-            if listener.sock in readable:
-                self.clients.accept(listener)
-        for connection in connections:
-            if connection.sock in readable:
-                self._receive(connection)
-        return True
 
     # ---- output ------------------------------------------------------------------------------
 
@@ -536,8 +385,8 @@ class SimServer:
             for can in self._can.values():
                 can.send_barrier(output.step, output.stamp_ns)
         if output.capture is not None:
-            self._render(output.capture)
-        perception = self._perception_frames(output.step, output.stamp_ns, output.frames)
+            self.renders.submit(output.capture)
+        perception = perception_frames(self._connections, output.step, output.stamp_ns, output.frames)
         for connection in self._connections:
             if not connection.ready:
                 continue
@@ -551,45 +400,9 @@ class SimServer:
             elif connection.listener == "vehicle" and connection.agent in reports:
                 connection.out += reports[connection.agent]
 
-    def _perception_frames(
-        self, step: int, stamp_ns: int, sensors: Sequence[SensorFrame]
-    ) -> dict[int, list[bytes]]:
-        """The sensor frames of a step on the wire, by agent, for the agents whose stream is open."""
-        frames: dict[int, list[bytes]] = {}
-        if sensors:
-            readers = {c.agent for c in self._connections if c.ready and c.listener == "sensor"}
-            for frame in sensors:
-                if frame.agent in readers:
-                    frames.setdefault(frame.agent, []).append(sensor_frame(step, stamp_ns, frame))
-        return frames
-
-    def _render(self, job: CaptureJob) -> None:
-        """Hand a perception step to the render thread, unless it is still busy with the last one:
-        then the frames of this step are skipped and counted, as a real sensor that cannot keep up
-        skips them, so that neither memory nor the frames' delay grows, and frames never come in a
-        burst. The pace report says how many were skipped."""
-        if len(self._renders) >= _RENDERS_IN_FLIGHT:
-            self.skipped_renders += 1
-            if self.skipped_renders == 1:
-                _log.warning(
-                    "rendering cannot keep up with real time: skipped the clouds and images of step %d "
-                    "(the pace reports count what is skipped)",
-                    job.step,
-                )
-            return
-        self._renders.append((job.step, job.stamp_ns, self._renderer.submit(job.run)))
-
     def _send_renders(self, *, wait: bool) -> None:
         """Send the sensor frames the render thread has made, in step order (all, with wait)."""
-        sent = False
-        while self._renders and (wait or self._renders[0][2].done()):
-            step, stamp_ns, render = self._renders.popleft()
-            for agent, frames in self._perception_frames(step, stamp_ns, render.result()).items():
-                for connection in self._connections:
-                    if connection.ready and connection.listener == "sensor" and connection.agent == agent:
-                        connection.out += b"".join(frames)
-            sent = True
-        if sent and not wait:
+        if self.renders.queue_ready(wait=wait) and not wait:
             self._flush_all()
 
     def _send(self, connection: Client, frame: bytes) -> None:
@@ -602,7 +415,7 @@ class SimServer:
         self.clients.flush_all()
 
     def close(self) -> None:
-        self._renderer.shutdown(wait=True, cancel_futures=True)
+        self.renders.close()
         for observer in self._observers:
             observer.close()
         for can in self._can.values():

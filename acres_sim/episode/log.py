@@ -26,8 +26,8 @@ the full ros2msg definitions, CDR, the offered QoS per channel (the spec's profi
 latched, the others reliable, volatile, depth 10) and the rosbag2 metadata record, so
 ``ros2 bag play -s mcap``, Foxglove, mcap_ros2 and rosbags open it. No ROS middleware runs: the
 channels of low rate are serialised by rosbags' CDR serialiser from the definition text that the
-file holds, the three per-step channels by precompiled struct layouts
-(acres_bridge.tools.cdr_records) that the tests hold byte for byte against rosbags and mcap_ros2.
+file holds, the three per-step channels by precompiled struct layouts (acres_sim.episode.step_channels
+on acres_bridge.tools.cdr_records) that the tests hold byte for byte against rosbags and mcap_ros2.
 Every stamp is simulation time (ns since the session start, the stamp of the physics step), and
 log_time = publish_time = that stamp; nothing in the file reads a clock, so the same seed, start and
 requests give the same bytes.
@@ -53,26 +53,19 @@ import numpy as np
 from numpy.typing import NDArray
 
 from acres_bridge.errors import ProfileError
-from acres_bridge.geo.rotation import quaternion_from_rpy
 from acres_bridge.tools.bag import BagWriter, Compression
-from acres_bridge.tools.cdr_records import cdr_string, pack_stamped_sequence
 from acres_bridge.tools.errors import BagError, DefinitionError
 from acres_bridge.wire.vocabulary import Source, Vehicle
 from acres_sim.clock import NS_PER_S, PHYSICS_DT_S
 from acres_sim.episode.drive import AgentDrive, maxxum_drive, polaris_drive
 from acres_sim.episode.messages import (
-    AGENT_STATE_RECORD,
     AGENT_STATES,
     AGENTS,
     CHANNELS,
     CONDITIONS,
     EPISODE,
-    EVENT_UNIT_TEXT,
-    FARM_EVENT_RECORD,
     FARM_EVENTS,
-    FARM_STAMP_RECORD,
     FARM_STAMPS,
-    NO_AGENT_TEXT,
     SHIFTS,
     TASK,
     RosbagsMessages,
@@ -81,21 +74,13 @@ from acres_sim.episode.messages import (
     typestore,
 )
 from acres_sim.episode.records import MountOffset, TaskState, TaskStatus, VehicleShift
+from acres_sim.episode.step_channels import StepChannels
 from acres_sim.errors import EpisodeLogError, ParamsError
 from acres_sim.vehicles.energy import EnergyMeter, energy_params
 from acres_sim.vehicles.implement import IMPLEMENTS
-from acres_sim.vehicles.kinematics import STANDARD_GRAVITY, BodyMotion, VehicleState
+from acres_sim.vehicles.kinematics import STANDARD_GRAVITY
 from acres_sim.vehicles.tractor import TractorParams
-from acres_sim.world.farm import (
-    Events,
-    Farm,
-    FarmAgent,
-    FarmParams,
-    FarmStep,
-    Heights,
-    Part,
-    Stamps,
-)
+from acres_sim.world.farm import Farm, FarmAgent, FarmParams, FarmStep, Heights
 from acres_sim.world.model import AgentStatus, StepOutput, World
 from acres_sim.world.weather import Conditions, Weather, WeatherParams
 
@@ -234,7 +219,7 @@ class EpisodeLog:
         self._next_change_ns: int | None = None
         self._soil_water_pct = 0.0
         self._shifts: tuple[VehicleShift, ...] = ()
-        self._name_bytes = [cdr_string(a.name) for a in self._agents]
+        self._channels = StepChannels([a.name for a in self._agents])
         self._no_farm = FarmStep.nothing(len(self._agents))
 
     def _write_start(self, world: World) -> None:
@@ -461,11 +446,13 @@ class EpisodeLog:
             )
             a.speed = state.speed
             a.settled = True
-            states.append(self._agent_state(a, drive, state, motion))
-        data = pack_stamped_sequence(stamp, output.step, AGENT_STATE_RECORD, states)
+            states.append(self._channels.agent_state(a.index, a.meter, drive, state, motion))
+        data = self._channels.agent_states(output.step, stamp, states)
         self._bag.write(AGENT_STATES, data, log_time_ns=stamp, publish_time_ns=stamp)
         if len(farm.stamps):
-            self._write_stamps(output.step, stamp, farm.stamps)
+            slips = [a.meter.slip for a in self._agents]
+            data = self._channels.farm_stamps(output.step, stamp, farm.stamps, slips)
+            self._bag.write(FARM_STAMPS, data, log_time_ns=stamp, publish_time_ns=stamp)
         events = [farm.events] if len(farm.events) else []
         if stamp >= self._next_conditions_ns or (
             self._next_change_ns is not None and stamp >= self._next_change_ns
@@ -475,93 +462,5 @@ class EpisodeLog:
             if len(wetted):
                 events.append(wetted)
         if events:
-            self._write_events(output.step, stamp, events)
-
-    def _agent_state(
-        self, a: _Agent, drive: AgentDrive, state: VehicleState, motion: BodyMotion
-    ) -> tuple[tuple[int, ...], Sequence[object]]:
-        """An AgentState as the string lengths and the values of ``AGENT_STATE_RECORD``."""
-        qx, qy, qz, qw = quaternion_from_rpy(state.roll, state.pitch, state.yaw)
-        vx, vy, vz = motion.velocity
-        wx, wy, wz = motion.angular_rate
-        name = self._name_bytes[a.index]
-        return (len(name),), (
-            len(name),
-            name,
-            state.x,
-            state.y,
-            state.z,
-            qx,
-            qy,
-            qz,
-            qw,
-            vx,
-            vy,
-            vz,
-            wx,
-            wy,
-            wz,
-            motion.accel,
-            state.speed * motion.yaw_rate,
-            0.0,
-            state.speed,
-            state.steer,
-            a.meter.engine_rpm,
-            drive.gear,
-            drive.throttle_pct,
-            drive.brake_pct,
-            drive.dbw_enabled,
-            drive.safety_brake,
-            *a.meter.ledger_values(),
-        )
-
-    def _write_stamps(self, step: int, stamp: int, stamps: Stamps) -> None:
-        slips = [a.meter.slip for a in self._agents]
-        names = self._name_bytes
-        items: list[tuple[tuple[int, ...], Sequence[object]]] = []
-        for agent, part, x, y, z, area, force, pressure, sinkage, crop in zip(
-            stamps.agent.tolist(),
-            stamps.part.tolist(),
-            stamps.x.tolist(),
-            stamps.y.tolist(),
-            stamps.z.tolist(),
-            stamps.area_m2.tolist(),
-            stamps.force_n.tolist(),
-            stamps.pressure_pa.tolist(),
-            stamps.sinkage_m.tolist(),
-            stamps.crop_height_m.tolist(),
-            strict=True,
-        ):
-            name = names[agent]
-            slip = slips[agent] if part < Part.BODY else 0.0  # the tyres slip
-            items.append(
-                ((len(name),), (len(name), name, part, x, y, z, area, force, pressure, sinkage, slip, crop))
-            )
-        data = pack_stamped_sequence(stamp, step, FARM_STAMP_RECORD, items)
-        self._bag.write(FARM_STAMPS, data, log_time_ns=stamp, publish_time_ns=stamp)
-
-    def _write_events(self, step: int, stamp: int, groups: Sequence[Events]) -> None:
-        names = self._name_bytes
-        items: list[tuple[tuple[int, ...], Sequence[object]]] = []
-        for events in groups:
-            for kind, agent, x, y, z, area, before, after in zip(
-                events.kind.tolist(),
-                events.agent.tolist(),
-                events.x.tolist(),
-                events.y.tolist(),
-                events.z.tolist(),
-                events.area_m2.tolist(),
-                events.before.tolist(),
-                events.after.tolist(),
-                strict=True,
-            ):
-                name = names[agent] if agent >= 0 else NO_AGENT_TEXT
-                unit = EVENT_UNIT_TEXT[kind]
-                items.append(
-                    (
-                        (len(name), len(unit)),
-                        (kind, len(name), name, x, y, z, area, before, after, len(unit), unit),
-                    )
-                )
-        data = pack_stamped_sequence(stamp, step, FARM_EVENT_RECORD, items)
-        self._bag.write(FARM_EVENTS, data, log_time_ns=stamp, publish_time_ns=stamp)
+            data = self._channels.farm_events(output.step, stamp, events)
+            self._bag.write(FARM_EVENTS, data, log_time_ns=stamp, publish_time_ns=stamp)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
@@ -29,24 +28,17 @@ from acres_bridge.wire.vocabulary import SimState, Source, Vehicle
 from acres_sim.clock import PHYSICS_DT_S, ins_due, step_stamp_ns
 from acres_sim.errors import AgentError, DbwCommandError, ParamsError, WorldStateError
 from acres_sim.sensors.compiled_cast import Backend
-from acres_sim.sensors.rig import RIGS, CaptureJob, RigEntry, RigOptions, SensorRig
+from acres_sim.sensors.rig import RIGS, CaptureJob, RigEntry, SensorRig
 from acres_sim.sensors.scene import Scene
 from acres_sim.sensors.sensor_model import SensorFrame
 from acres_sim.sensors.tile import acre_scene
 from acres_sim.vehicles import kinematics
 from acres_sim.vehicles.dbw import DbwSystem, report_due
-from acres_sim.vehicles.ins import InsModel, InsSample
-from acres_sim.vehicles.kinematics import BodyMotion, Terrain, VehicleState, at_rest, place
-from acres_sim.vehicles.params import MAXXUM, POLARIS, MaxxumParams, PolarisParams, VehicleParams
-from acres_sim.vehicles.tractor import (
-    TractorCommand,
-    TractorModel,
-    TractorObservation,
-    TractorParams,
-    observation_due,
-)
+from acres_sim.vehicles.ins import InsSample
+from acres_sim.vehicles.kinematics import Terrain
+from acres_sim.vehicles.tractor import TractorCommand, TractorModel, TractorObservation, observation_due
 from acres_sim.world.agents import AgentSpec, AgentStatus, Pose2D, StepOutput
-from acres_sim.world.route import RouteFollower
+from acres_sim.world.spawn import Agent, Spawner
 
 __all__ = [
     "DEFAULT_MAP",
@@ -58,34 +50,6 @@ __all__ = [
 ]
 
 DEFAULT_MAP: Final = "V03ACRE"
-
-# Where the default start poses lie: each further Polaris this far behind the previous one on the
-# route; the Maxxums parked in a row east of the route, this far apart.
-_POLARIS_GAP_M: Final = 25.0
-_MAXXUM_PARKING_OFFSET_M: Final = 12.0
-_MAXXUM_GAP_M: Final = 6.0
-
-
-@dataclass
-class _Agent:
-    """The mutable record of one agent inside the world."""
-
-    spec: AgentSpec
-    params: VehicleParams
-    start: Pose2D
-    default_autopilot: bool
-    ins: InsModel
-    follower: RouteFollower
-    state: VehicleState
-    motion: BodyMotion
-    autopilot: bool
-    dbw: DbwSystem | None = None
-    tractor: TractorModel | None = None
-    sensors: SensorRig | None = None
-    command: tuple[float, float] = (0.0, 0.0)
-    manual: bool = False  # set_command drives while neither the drive-by-wire nor the autopilot does
-    follower_live: bool = False  # the follower drove the last step (its progress is current)
-    episode: int = 0
 
 
 def _require_finite(**values: float) -> None:
@@ -161,67 +125,25 @@ class World:
         self._scene = scene if scene is not None else acre_scene()
         self._terrain: Terrain = terrain if terrain is not None else self._scene.terrain
         self._perception = bool(perception)
-        self._ray_cast = Backend(ray_cast)
-        self._rigs = rigs
         self.defer_perception = False  # True: advance() hands out capture jobs instead of rendering
         self._state = SimState.PAUSED if lockstep else SimState.PLAYING
         self._step = 0
         self._episode = 0
         self._reset_epoch = 0
         self._episode_start_step = 0
-        self._agents = [self._make_agent(i, spec, agents) for i, spec in enumerate(agents)]
-
-    def _make_agent(self, index: int, spec: AgentSpec, specs: Sequence[AgentSpec]) -> _Agent:
-        """Resolve the defaults of ``spec`` and put its vehicle at its start pose."""
-        vehicle = spec.vehicle
-        params = spec.params or (POLARIS if vehicle == Vehicle.POLARIS else MAXXUM)
-        start = spec.start or self._default_start(index, vehicle, specs)
-        autopilot = bool(spec.autopilot)
-        dbw = None
-        if vehicle == Vehicle.POLARIS:
-            if not isinstance(params, PolarisParams):
-                raise ParamsError(
-                    f"agent {spec.name!r}: a Polaris needs PolarisParams, got {type(params).__name__}"
-                )
-            dbw = DbwSystem(params)
-        tractor = None
-        if vehicle == Vehicle.MAXXUM:
-            if not isinstance(params, MaxxumParams):
-                raise ParamsError(
-                    f"agent {spec.name!r}: a Maxxum needs MaxxumParams, got {type(params).__name__}"
-                )
-            tractor = TractorModel(params=TractorParams(vehicle=params))
-        sensors = None
-        if self._perception:
-            options = RigOptions(seed=self._seed, stream=index, backend=self._ray_cast)
-            sensors = SensorRig.of(params, options, core=self._source is Source.CORE, rigs=self._rigs)
-        state = place(params, start.x, start.y, start.yaw, terrain=self._terrain)
-        return _Agent(
-            spec=spec,
-            params=params,
-            start=start,
-            default_autopilot=autopilot,
-            ins=InsModel(params=spec.ins, georef=self._georef, seed=self._seed, stream=index),
-            follower=RouteFollower(self._route, params),
-            state=state,
-            motion=at_rest(state, params),
-            autopilot=autopilot,
-            dbw=dbw,
-            tractor=tractor,
-            sensors=sensors,
+        self._spawner = Spawner(
+            seed=seed,
+            source=self._source,
+            georef=georef,
+            route=self._route,
+            terrain=self._terrain,
+            perception=self._perception,
+            ray_cast=Backend(ray_cast),
+            rigs=rigs,
         )
+        self._agents = [self._spawner.spawn(i, spec, agents) for i, spec in enumerate(agents)]
 
-    def _default_start(self, index: int, vehicle: Vehicle, specs: Sequence[AgentSpec]) -> Pose2D:
-        """The k-th Polaris 25 m behind the (k-1)-th on the route; the k-th Maxxum parked east of it."""
-        k = sum(1 for s in specs[:index] if s.vehicle is vehicle)
-        if vehicle == Vehicle.POLARIS:
-            x, y, yaw = self._route.pose_at(-_POLARIS_GAP_M * k)
-            return Pose2D(x, y, yaw)
-        east = float(self._route.xy[:, 0].max()) + _MAXXUM_PARKING_OFFSET_M + _MAXXUM_GAP_M * k
-        ys = self._route.xy[:, 1]
-        return Pose2D(east, 0.5 * float(ys.min() + ys.max()), 0.5 * math.pi)
-
-    def _agent(self, index: int) -> _Agent:
+    def _agent(self, index: int) -> Agent:
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(self._agents):
             raise AgentError(f"agent index {index!r}: expected 0..{len(self._agents) - 1}")
         return self._agents[index]
@@ -403,7 +325,7 @@ class World:
 
     # The drive-by-wire of a Polaris.
 
-    def _dbw(self, index: int) -> tuple[_Agent, DbwSystem]:
+    def _dbw(self, index: int) -> tuple[Agent, DbwSystem]:
         a = self._agent(index)
         if a.dbw is None:
             raise DbwCommandError(
@@ -529,23 +451,6 @@ class World:
             capture=capture,
         )
 
-    def _teleport(self, a: _Agent, x: float, y: float, yaw: float) -> None:
-        """Put the vehicle of ``a`` at rest at (x, y, yaw) and start a new episode of it.
-
-        A Polaris stands in P with its drive-by-wire disabled and without commands.
-        """
-        a.state = place(a.params, x, y, yaw, terrain=self._terrain)
-        a.motion = at_rest(a.state, a.params)
-        a.command = (0.0, 0.0)
-        a.manual = False
-        a.follower.reset()
-        a.follower_live = False
-        if a.dbw is not None:
-            a.dbw.reset()
-        if a.tractor is not None:
-            a.tractor.reset()
-        a.episode += 1
-
     def _new_episode(self) -> None:
         self._episode += 1
         self._episode_start_step = self._step
@@ -557,7 +462,7 @@ class World:
         The INS error states go on too: they belong to the hardware, not to the episode.
         """
         for a in self._agents:
-            self._teleport(a, a.start.x, a.start.y, a.start.yaw)
+            self._spawner.teleport(a, a.start.x, a.start.y, a.start.yaw)
             a.autopilot = a.default_autopilot
         self._new_episode()
 
@@ -568,7 +473,7 @@ class World:
         """
         _require_finite(x=x, y=y, yaw=yaw)
         a = self._agent(index)
-        self._teleport(a, float(x), float(y), float(yaw))
+        self._spawner.teleport(a, float(x), float(y), float(yaw))
         if index == 0:
             self._reset_epoch += 1
             self._new_episode()

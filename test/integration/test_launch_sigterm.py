@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("ros2cli", reason="the ros2 command line is not installed (make test ROS2_WHEELS=DIR)")
 pytest.importorskip("launch_ros", reason="launch_ros is not installed (make test ROS2_WHEELS=DIR)")
 
-from .conftest import TIMEOUT_S, Processes, free_port, wait_for_line
-from .test_ros2_cli import ROS2
+from .conftest import Processes, free_port, wait_for_line
+from .test_ros2_cli import ROS2, end_launch
 
 pytestmark = pytest.mark.integration
 
@@ -28,13 +28,6 @@ def test_sigterm_ends_the_launch_and_every_process_it_started(processes: Process
     wait_for_line(launch, "Loaded node '/reset'")
     started = [int(pid) for pid in re.findall(r"process started with pid \[(\d+)\]", launch.output)]
     assert started, launch.output
-    launch.popen.send_signal(signal.SIGTERM)
-    returncode = launch.popen.wait(TIMEOUT_S)
-    launch.stop()
-    output = launch.output
-    assert returncode == 0, output
-    for unclean in ("Traceback", "sending signal 'SIGTERM'", "process has died", "orphaned processes"):
-        assert unclean not in output, output
-    assert "process has finished cleanly" in output
+    end_launch(launch, signal.SIGTERM)
     alive = [pid for pid in started if Path(f"/proc/{pid}").exists()]
     assert not alive, f"processes of the launch still running after it ended: {alive}"

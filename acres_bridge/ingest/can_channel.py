@@ -1,10 +1,12 @@
 """The bridge's end of one Maxxum's CAN transport: a UDP socket connected to the agent's can_port.
 
-docs/protocol.md, "CAN transport": the simulator sends its datagrams to the session's controller,
-the address of the first datagram from the bridge's host, so the channel opens with a datagram
-holding a barrier frame (which the tractor ignores)
-and sends one again each ``keepalive_s`` (1 s) while it has sent nothing else. The I/O thread of
-the link reads the socket (``receive``); any thread may send (``send``).
+docs/protocol.md, "CAN transport": the simulator sends its datagrams to the session's controller.
+The bridge names its channel's UDP port (``local_port``) in its control channel's CLIENT_HELLO, so
+the simulator knows the controller before any datagram; for a simulator that predates that, the
+controller is the address of the first datagram from the bridge's host, so the channel's first
+keepalive, a datagram holding a barrier frame (which the tractor ignores), goes out as soon as the
+handshake is done, and one again each ``keepalive_s`` (1 s) while it has sent nothing else. The I/O
+thread of the link reads the socket (``receive``); any thread may send (``send``).
 
 The barriers the simulator sends after each lockstep step are transport marks, not frames of the
 bus: ``receive`` takes them out, keeps the step of the last one (``marked_step``, like a
@@ -85,7 +87,7 @@ class CanChannel:
         keepalive_s: float = KEEPALIVE_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """Open the socket and send the opening barrier; OSError when the socket cannot be made."""
+        """Open the socket (its first keepalive is due at once); OSError when it cannot be made."""
         self.agent = agent
         self.name = f"can/{agent}"
         self._keepalive_s = keepalive_s
@@ -100,10 +102,10 @@ class CanChannel:
         except OSError:
             self.sock.close()
             raise
+        self.local_port: int = self.sock.getsockname()[1]  # what CLIENT_HELLO's can_ports announces
         self.marked_step = -1
         self._since_barrier = 0
         self._last_sent = -float("inf")
-        self.keepalive()
 
     def fileno(self) -> int:
         return self.sock.fileno()

@@ -332,10 +332,12 @@ class SimulatorLink:
         try:
             hello = decode(self._read_frame(control, FrameKind.HELLO))
             assert isinstance(hello, Hello)
+            self._open_can(hello)  # before CLIENT_HELLO, which names their ports
             client = ClientHello(
                 protocol_version=PROTOCOL_VERSION,
                 client=f"acres_bridge {__version__}",
                 role=ClientRole.CONTROL,
+                can_ports=tuple((agent, channel.local_port) for agent, channel in self._can.items()),
             )
             control.sock.sendall(encode(client))
             for agent in hello.agents:
@@ -362,7 +364,6 @@ class SimulatorLink:
         except (OSError, AssertionError) as error:
             self._warn.warning("handshake", f"handshake with the simulator failed: {error}")
             return False
-        self._open_can(hello)
         self._control = control
         self._command_seqs = [0] * len(hello.agents)
         self._hello = hello

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Final
 
 from acres_bridge.wire.errors import ProtocolError
 from acres_bridge.wire.frames import PROTOCOL_VERSION
@@ -53,6 +53,9 @@ __all__ = [
     "decode_set_state",
     "encode_json",
 ]
+
+
+_MAX_CAN_PORTS: Final = 256  # CLIENT_HELLO's can_ports: one per agent with a CAN bus
 
 
 def encode_json(message: Any) -> bytes:
@@ -250,12 +253,39 @@ def _ground(what: str, raw: dict[str, Any] | None) -> SceneGround | None:
 def decode_client_hello(payload: bytes) -> ClientHello:
     what = "CLIENT_HELLO"
     data = json_object(what, payload)
+    version = _version(what, data)
+    role = one_of(what, data, "role", ClientRole)
+    can_ports = _can_ports(what, data) if "can_ports" in data else ()
+    if can_ports and role != ClientRole.CONTROL:
+        raise ProtocolError(f"{what}: can_ports belong to the control channel, not a {role} channel")
     return ClientHello(
-        protocol_version=_version(what, data),
+        protocol_version=version,
         client=get_field(what, data, "client", str),
-        role=one_of(what, data, "role", ClientRole),
+        role=role,
         agent=non_negative(what, data, "agent") if "agent" in data else 0,
+        can_ports=can_ports,
     )
+
+
+def _can_ports(what: str, data: dict[str, Any]) -> tuple[tuple[int, int], ...]:
+    """CLIENT_HELLO's ``can_ports``: [agent, port] pairs, one per agent, at most _MAX_CAN_PORTS."""
+    raw = get_field(what, data, "can_ports", list)
+    if len(raw) > _MAX_CAN_PORTS:
+        raise ProtocolError(f"{what}: at most {_MAX_CAN_PORTS} can_ports, found {len(raw)}")
+    pairs = []
+    for pair in raw:
+        if not (
+            isinstance(pair, list)
+            and len(pair) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in pair)
+            and 0 <= pair[0] <= 65535
+            and 0 < pair[1] <= 65535
+        ):
+            raise ProtocolError(f"{what}: each of can_ports must be [agent, UDP port], found {pair!r}")
+        pairs.append((pair[0], pair[1]))
+    if len({agent for agent, _ in pairs}) != len(pairs):
+        raise ProtocolError(f"{what}: can_ports names an agent twice: {raw}")
+    return tuple(pairs)
 
 
 def decode_error(payload: bytes) -> ErrorReply:

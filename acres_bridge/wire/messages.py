@@ -142,6 +142,9 @@ class ClientHello:
     client: str
     role: ClientRole
     agent: int = 0  # the agent of a sensor or vehicle channel
+    # Control channel: the UDP port of each CAN channel the bridge opened, as (agent, port), so the
+    # simulator knows its controller before any datagram (absent from older bridges: empty).
+    can_ports: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

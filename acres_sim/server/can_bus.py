@@ -1,13 +1,16 @@
 """The CAN transport of one Maxxum: its J1939 frames over UDP (docs/protocol.md "CAN transport").
 
 The simulator binds a UDP port per Maxxum (the agent's `can_port` in HELLO) and sends its
-datagrams to the session's controller: the address of the first datagram that decodes and comes
-from the host of the session's bridge (a host with an accepted control channel: `bridge_hosts`).
-Until then nothing goes out; a datagram from any other address, or one that does not decode,
-changes nothing (it is dropped, counted and logged), so no other sender can take the tractor's
-CAN output or drive it. When the session's bridge goes (its last control channel closes) the
-controller is forgotten, and the next bridge's first datagram sets it again. Frames from the
-controller become tractor commands (acres_sim.vehicles.j1939.command_from_frame).
+datagrams to the session's controller: the bridge's UDP port that its control channel's
+CLIENT_HELLO names for the agent (`can_ports`, on the control channel's host: `announce`), or, from
+a bridge that names none, the address of the first datagram that decodes and comes from the host
+of the session's bridge (a host with an accepted control channel: `bridge_hosts`). Until then
+nothing goes out; a datagram from any other address, or one that does not decode, changes nothing
+(it is dropped, counted and logged), so no other sender, not even another process on the bridge's
+host once the controller is named, can take the tractor's CAN output or drive it. When the
+session's bridge goes (its last control channel closes) the controller is forgotten, and the next
+bridge names it again (or its first datagram sets it). Frames from the controller become tractor
+commands (acres_sim.vehicles.j1939.command_from_frame).
 """
 
 from __future__ import annotations
@@ -51,6 +54,11 @@ class CanPort:
     def peer(self) -> tuple[str, int] | None:
         """The session's controller, where the tractor's frames go (None: not known yet)."""
         return self._peer
+
+    def announce(self, controller: tuple[str, int]) -> None:
+        """The controller a bridge named in its CLIENT_HELLO: its datagrams are taken from the first."""
+        self._peer = controller
+        _log.info("can/%d: the controller is %s:%d, as its bridge announced", self.agent, *controller)
 
     def set_bridge_hosts(self, hosts: frozenset[str]) -> None:
         """The hosts of the session's bridge; without one the controller is forgotten."""

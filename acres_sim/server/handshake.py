@@ -45,9 +45,15 @@ class Handshake:
     """Greets each connection and accepts or refuses what it says first."""
 
     def __init__(
-        self, world: World, hello: Hello, clients: Clients, *, on_control: Callable[[], None]
+        self,
+        world: World,
+        hello: Hello,
+        clients: Clients,
+        *,
+        on_control: Callable[[Client, ClientHello], None],
     ) -> None:
-        """`on_control` is told of each control channel accepted, before it gets EPISODE_INFO."""
+        """`on_control` is told of each control channel accepted, with its CLIENT_HELLO, before it
+        gets EPISODE_INFO."""
         self._world = world
         self._hello = hello
         self._clients = clients
@@ -80,7 +86,7 @@ class Handshake:
             return False
         connection.ready = True
         if connection.listener == "control":
-            self._on_control()
+            self._on_control(connection, message)
             connection.out += encode(self._world.episode_snapshot())
         elif connection.listener == "sensor":
             connection.out += encode(self._metas[connection.agent])

@@ -37,6 +37,7 @@ from acres_bridge.wire import (
     PROTOCOL_VERSION,
     AgentEntry,
     AgentReset,
+    ClientHello,
     Clock,
     DbwCommand,
     EpisodeInfo,
@@ -142,7 +143,7 @@ class SimServer:
                 )
             )
         self.hello = session_hello(world, agents)
-        self._handshake = Handshake(world, self.hello, self.clients, on_control=self._share_bridge_hosts)
+        self._handshake = Handshake(world, self.hello, self.clients, on_control=self._on_control)
         self._stopping = False
         self._recv_buffer = bytearray(1 << 20)
         self._recv_view = memoryview(self._recv_buffer)
@@ -184,7 +185,10 @@ class SimServer:
         return 0.005 if self.renders.busy else 0.2
 
     def _poll(self, timeout: float) -> None:
-        for key, events in self.clients.selector.select(timeout):
+        ready = self.clients.selector.select(timeout)
+        # The connections first: a bridge sends its CLIENT_HELLO, which names its CAN ports, before
+        # its first datagram, so a datagram that came with it is taken once its sender is known.
+        for key, events in sorted(ready, key=lambda item: isinstance(item[0].data, CanPort)):
             if isinstance(key.data, CanPort):
                 self._can_commands(key.data)
             elif isinstance(key.data, Listener):
@@ -222,6 +226,19 @@ class SimServer:
 
     def _drop(self, connection: Client, reason: str) -> None:
         self.clients.drop(connection, reason)
+
+    def _on_control(self, connection: Client, hello: ClientHello) -> None:
+        """A control channel accepted: its host is the bridge's, and the CAN ports its CLIENT_HELLO
+        names are the controllers of those agents' buses."""
+        self._share_bridge_hosts()
+        try:
+            host = connection.sock.getpeername()[0]
+        except OSError:
+            return
+        for agent, port in hello.can_ports:
+            can = self._can.get(agent)
+            if can is not None:
+                can.announce((host, port))
 
     def _share_bridge_hosts(self) -> None:
         """Tell each CAN port the hosts of the session's bridge: those of the accepted control

@@ -1,6 +1,7 @@
 """SimulatorLink with a scripted Maxxum on real loopback sockets: the observation, numbered
-commands, and the CAN transport (the opening barrier, frames without barriers, bad datagrams and lost
-frames counted, frames to the simulator, the keepalive, and a step that waits for its barrier)."""
+commands, and the CAN transport (its port named in the control channel's CLIENT_HELLO, the opening
+barrier, frames without barriers, bad datagrams and lost frames counted, frames to the simulator,
+the keepalive, and a step that waits for its barrier)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from acres_bridge.ingest.can_channel import can_ports
 from acres_bridge.ingest.link import CAN_MARK_WAIT_S, SimulatorLink
 from acres_bridge.wire import (
     AgentEntry,
+    ClientHello,
     Clock,
     FrameReader,
     Hello,
@@ -83,6 +85,7 @@ class ScriptedMaxxum:
         self.datagrams: list[tuple[CanFrame, ...]] = []
         self.commands: list[MaxxumCommand] = []
         self.requests: list[StepRequest] = []
+        self.client_hellos: list[ClientHello] = []
         self.late_barrier_s: float | None = 0.0  # None: the barrier of a request is lost
         self.barrier_gap_s = 0.0  # between a late group and its barrier: read apart, not in one go
         self._ready = threading.Event()
@@ -137,7 +140,9 @@ class ScriptedMaxxum:
             return
 
     def _handle(self, message: object) -> None:
-        if isinstance(message, MaxxumCommand):
+        if isinstance(message, ClientHello):
+            self.client_hellos.append(message)
+        elif isinstance(message, MaxxumCommand):
             self.commands.append(message)
         elif isinstance(message, StepRequest):
             self.requests.append(message)
@@ -245,6 +250,15 @@ def test_the_can_transport_opens_with_a_barrier_from_the_bridge(session: Session
     (opening,) = session.simulator.datagrams[0]
     assert is_barrier(opening)
     assert (opening.step, opening.stamp_ns) == (0, 0)
+
+
+def test_the_control_hello_names_the_port_the_can_datagrams_come_from(session: Session) -> None:
+    simulator = session.simulator
+    wait_for(lambda: simulator.client_hellos, "the control channel's CLIENT_HELLO")
+    control = [hello for hello in simulator.client_hellos if hello.role == "control"]
+    assert simulator.can_peer is not None
+    assert [hello.can_ports for hello in control] == [((0, simulator.can_peer[1]),)]
+    assert all(not hello.can_ports for hello in simulator.client_hellos if hello.role != "control")
 
 
 def test_an_observation_reaches_the_listener(session: Session) -> None:

@@ -21,7 +21,7 @@ from acres_bridge.processes import free_udp_port
 from acres_bridge.wire.can import BARRIER_ID, CanFrame
 from acres_sim.vehicles import j1939
 
-from .conftest import Processes, Ros, free_port
+from .conftest import Processes, Ros, free_port, wait_for_line
 from .test_maxxum import NS_PER_S, Driver, qos, spec_example, stamp_ns, twist
 
 pytestmark = pytest.mark.integration
@@ -209,3 +209,19 @@ def test_with_can_udp_port_the_bridge_uses_a_can_transport_the_simulator_does_no
     bus.settle()
     assert len(bus.rx) == 5 * 13
     assert {m.id for m in bus.rx} == GROUP_IDS
+
+
+def test_the_bridge_is_the_can_controller_from_its_hello_and_no_datagram_is_foreign(
+    processes: Processes, ros: Ros
+) -> None:
+    port = free_port()
+    simulator = processes.simulator(port, "--vehicle", "maxxum")
+    processes.bridge(port, vehicle="maxxum")
+    bus = Bus(ros)
+    bus.wait_for_bridge()
+    for _ in range(4):  # 0.2 simulated s: two groups, the first one included
+        bus.tick()
+    bus.settle()
+    assert len(bus.rx) == 2 * 13
+    wait_for_line(simulator, "as its bridge announced")
+    assert "not the session's controller" not in simulator.output

@@ -66,12 +66,18 @@ def connect(server: SimServer) -> tuple[Client, Client, Hello]:
     return control, sensor, hello
 
 
-def maxxum_session(serve: Any) -> tuple[SimServer, Client, Client, Hello]:
+def maxxum_session(
+    serve: Any, can_ports: tuple[tuple[int, int], ...] = ()
+) -> tuple[SimServer, Client, Client, Hello]:
+    """A Maxxum session with its control and vehicle channels; `can_ports` as the control channel's
+    CLIENT_HELLO names them (none: the simulator learns the controller from its first datagram)."""
     server = serve(agents=(AgentSpec(name="maxxum", vehicle=Vehicle.MAXXUM),))
     control = Client(server.control_port)
     hello = control.next()
     assert isinstance(hello, Hello)
-    control.send(ClientHello(protocol_version=PROTOCOL_VERSION, client="test", role="control"))
+    control.send(
+        ClientHello(protocol_version=PROTOCOL_VERSION, client="test", role="control", can_ports=can_ports)
+    )
     control.next()
     vehicle = Client(hello.agents[0].vehicle_port)
     vehicle.send(ClientHello(protocol_version=PROTOCOL_VERSION, client="test", role="vehicle", agent=0))

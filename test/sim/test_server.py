@@ -413,6 +413,74 @@ def test_the_can_bus_sends_groups_of_13_and_a_barrier_after_each_step(serve) -> 
     assert hitch_state.signals["lever_pct"] == pytest.approx(40.0, abs=0.5)  # the controller's frame arrived
 
 
+def _udp() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.settimeout(5.0)
+    return sock
+
+
+def test_the_can_port_a_bridge_names_in_its_hello_is_the_controller_before_it_sends(serve) -> None:  # type: ignore[no-untyped-def]
+    bus, stranger = _udp(), _udp()
+    try:
+        server, control, _, hello = maxxum_session(serve, can_ports=((0, bus.getsockname()[1]),))
+        # Another sender on the bridge's host, first to speak: it is not the controller.
+        hitch = j1939.encode_frame(j1939.frame_spec("HPC"), {"rear_hitch_pct": 40.0}, source=0x2A)
+        stranger.sendto(encode_datagram([hitch]), ("127.0.0.1", hello.agents[0].can_port))
+        deadline = time.monotonic() + 10.0
+        while server.can_port(0).dropped["foreign"] == 0:  # the server's thread has read it
+            assert time.monotonic() < deadline, "the stranger's datagram was never read"
+            time.sleep(0.01)
+        control.send(StepRequest(request_id=1, steps=12))
+        control.until(StepDone)
+        frames = []  # the named port gets the tractor's frames without having sent a datagram
+        while not frames or not (is_barrier(frames[-1]) and frames[-1].step == 12):
+            data, _ = bus.recvfrom(65536)
+            frames += decode_datagram(data)
+        assert server.can_port(0).dropped["foreign"] == 1
+        decoded = [j1939.decode(f) for f in frames if not is_barrier(f)]
+        hitch_state = next(d for d in decoded if d is not None and d.name == "HITCH")
+        assert hitch_state.signals["lever_pct"] == pytest.approx(0.0, abs=0.5)  # the stranger changed nothing
+        stranger.settimeout(0.2)
+        with pytest.raises(TimeoutError):
+            stranger.recvfrom(65536)
+    finally:
+        bus.close()
+        stranger.close()
+
+
+def test_a_datagram_sent_right_after_the_hello_that_names_its_port_is_taken(serve) -> None:  # type: ignore[no-untyped-def]
+    bus = _udp()
+    try:
+        server = serve(agents=(AgentSpec(name="maxxum", vehicle=Vehicle.MAXXUM),))
+        control = Client(server.control_port)
+        hello = control.next()
+        assert isinstance(hello, Hello)
+        control.send(
+            ClientHello(
+                protocol_version=PROTOCOL_VERSION,
+                client="test",
+                role="control",
+                can_ports=((0, bus.getsockname()[1]),),
+            )
+        )
+        hitch = j1939.encode_frame(j1939.frame_spec("HPC"), {"rear_hitch_pct": 40.0}, source=0x2A)
+        bus.sendto(encode_datagram([hitch]), ("127.0.0.1", hello.agents[0].can_port))  # no pause
+        control.until(EpisodeInfo)
+        control.send(StepRequest(request_id=1, steps=24))
+        control.until(StepDone)
+        frames = []
+        while not frames or not (is_barrier(frames[-1]) and frames[-1].step == 24):
+            data, _ = bus.recvfrom(65536)
+            frames += decode_datagram(data)
+    finally:
+        bus.close()
+    assert server.can_port(0).dropped["foreign"] == 0
+    decoded = [j1939.decode(f) for f in frames if not is_barrier(f) and f.step == 24]
+    hitch_state = next(d for d in decoded if d is not None and d.name == "HITCH")
+    assert hitch_state.signals["lever_pct"] == pytest.approx(40.0, abs=0.5)
+
+
 def test_free_run_renders_in_a_thread_and_sends_the_frames_with_their_step(serve) -> None:  # type: ignore[no-untyped-def]
     server = serve(lockstep=False, perception=True)
     _, sensor, _ = connect(server)

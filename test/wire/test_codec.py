@@ -315,6 +315,34 @@ def test_round_trip_every_role(role):
     assert decode(read_one(encode(message))) == message
 
 
+def test_round_trip_the_can_ports_of_a_control_hello():
+    ports = ((0, 1), (3, 65535))
+    message = ClientHello(protocol_version=PROTOCOL_VERSION, client="bridge", role="control", can_ports=ports)
+    assert decode(read_one(encode(message))) == message
+
+
+@pytest.mark.parametrize(
+    ("can_ports", "role", "error"),
+    [
+        ([[0, 0]], "control", "must be [agent, UDP port]"),
+        ([[0, 65536]], "control", "must be [agent, UDP port]"),
+        ([[-1, 40000]], "control", "must be [agent, UDP port]"),
+        ([[0, 40000, 1]], "control", "must be [agent, UDP port]"),
+        ([[0, True]], "control", "must be [agent, UDP port]"),
+        ([[0, 40000.0]], "control", "must be [agent, UDP port]"),
+        ([{"agent": 0, "port": 40000}], "control", "must be [agent, UDP port]"),
+        ([[0, 40000], [0, 40001]], "control", "names an agent twice"),
+        ([[i, 40000] for i in range(257)], "control", "at most 256 can_ports"),
+        ({"0": 40000}, "control", "can_ports"),
+        ([[0, 40000]], "vehicle", "belong to the control channel"),
+    ],
+)
+def test_a_bad_can_ports_list_is_refused(can_ports, role, error):
+    payload = json.dumps({"protocol_version": 1, "client": "c", "role": role, "can_ports": can_ports})
+    with pytest.raises(ProtocolError, match=re.escape(error)):
+        decode(Frame(FrameKind.CLIENT_HELLO, payload.encode()))
+
+
 @pytest.mark.parametrize("vehicle", ["polaris", "maxxum"])
 def test_round_trip_every_vehicle(vehicle):
     meta = replace(sensor_meta(), vehicle=vehicle)
@@ -610,7 +638,7 @@ def test_json_payloads_are_utf8_objects(name):
 DOC_JSON_FIELDS = {
     "hello": {"protocol_version", "simulator", "session_start_utc", "map", "source", "lockstep", "seed",
               "physics_hz", "agents", "scene"},
-    "client_hello": {"protocol_version", "client", "role", "agent"},
+    "client_hello": {"protocol_version", "client", "role", "agent", "can_ports"},
     "error": {"code", "message"},
     "episode": {"episode_id", "episode", "reset_epoch", "step", "stamp_ns", "episode_time_s", "state",
                 "lockstep", "seed", "source", "map", "agents"},

@@ -1,6 +1,12 @@
-"""The exceptions of acres_sim. Each says when it is raised."""
+"""The exceptions of acres_sim. Each says when it is raised.
+
+``require_finite`` is the one check of a parameter record's numeric fields, for every subpackage.
+"""
 
 from __future__ import annotations
+
+import math
+from collections.abc import Iterable
 
 __all__ = [
     "AcresSimError",
@@ -9,6 +15,7 @@ __all__ = [
     "EpisodeLogError",
     "ParamsError",
     "WorldStateError",
+    "require_finite",
 ]
 
 
@@ -43,3 +50,36 @@ class DbwCommandError(AcresSimError, ValueError):
 class EpisodeLogError(AcresSimError):
     """Raised when the episode log cannot be created (the file exists, the directory is missing, a
     definition is not installed) or is used after it was closed."""
+
+
+def require_finite(
+    record: object,
+    *,
+    positive: Iterable[str] = (),
+    non_negative: Iterable[str] = (),
+    fraction: Iterable[str] = (),
+    finite: Iterable[str] = (),
+) -> None:
+    """Refuse a named field of ``record`` that is not finite and > 0 (``positive``), finite and >= 0
+    (``non_negative``), between 0 and 1 exclusive (``fraction``) or finite (``finite``).
+
+    The groups are checked in that order, each field in the order given; the ParamsError names the
+    record's type, the field and the value found.
+    """
+    owner = type(record).__name__
+    for name in positive:
+        value = getattr(record, name)
+        if not (math.isfinite(value) and value > 0.0):
+            raise ParamsError(f"{owner}.{name}: expected a finite value > 0, got {value!r}")
+    for name in non_negative:
+        value = getattr(record, name)
+        if not (math.isfinite(value) and value >= 0.0):
+            raise ParamsError(f"{owner}.{name}: expected a finite value >= 0, got {value!r}")
+    for name in fraction:
+        value = getattr(record, name)
+        if not (math.isfinite(value) and 0.0 < value < 1.0):
+            raise ParamsError(f"{owner}.{name}: expected a value between 0 and 1, got {value!r}")
+    for name in finite:
+        value = getattr(record, name)
+        if not math.isfinite(value):
+            raise ParamsError(f"{owner}.{name}: expected a finite number, got {value!r}")

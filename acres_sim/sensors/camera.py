@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from acres_bridge.wire.perception import CameraIntrinsics, encode_camera_frame
 from acres_bridge.wire.vocabulary import SensorKind, Vehicle
-from acres_sim.errors import ParamsError
+from acres_sim.errors import ParamsError, require_finite
 from acres_sim.sensors._raycast import F32, F64, I64, RayFan, mount_in_base, turn
 from acres_sim.sensors.compiled_cast import Backend
 from acres_sim.sensors.scene import Box, Hits, Scene, Surface
@@ -113,10 +113,7 @@ class CameraParams:
             )
         if len(d) != 5 or not all(math.isfinite(v) for v in d):
             raise ParamsError(f"CameraParams.d: expected 5 finite numbers (k1 k2 p1 p2 k3), got {self.d!r}")
-        for name in ("rate_hz", "max_range_m"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0.0):
-                raise ParamsError(f"CameraParams.{name}: expected a finite value > 0, got {value!r}")
+        require_finite(self, positive=("rate_hz", "max_range_m"))
         object.__setattr__(self, "k", k)
         object.__setattr__(self, "d", d)
 

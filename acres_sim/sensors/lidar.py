@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from acres_bridge.wire.perception import LidarLayout, encode_lidar_frame
 from acres_bridge.wire.vocabulary import SensorKind
-from acres_sim.errors import ParamsError
+from acres_sim.errors import ParamsError, require_finite
 from acres_sim.sensors._raycast import BASE_FRAME, F32, RayFan, as_f32, rotation_matrix
 from acres_sim.sensors.compiled_cast import Backend
 from acres_sim.sensors.lidar_kernels import beam_intensity, noisy_cloud
@@ -106,16 +106,7 @@ class LidarParams:
                 f"LidarParams.min_range_m: expected 0 <= min_range_m < max_range_m ({self.max_range_m!r}), "
                 f"got {self.min_range_m!r}"
             )
-        if not (math.isfinite(self.max_range_m) and self.max_range_m > 0.0):
-            raise ParamsError(
-                f"LidarParams.max_range_m: expected a finite value > 0, got {self.max_range_m!r}"
-            )
-        if not (math.isfinite(self.rate_hz) and self.rate_hz > 0.0):
-            raise ParamsError(f"LidarParams.rate_hz: expected a finite value > 0, got {self.rate_hz!r}")
-        if not (math.isfinite(self.range_noise_m) and self.range_noise_m >= 0.0):
-            raise ParamsError(
-                f"LidarParams.range_noise_m: expected a finite value >= 0, got {self.range_noise_m!r}"
-            )
+        require_finite(self, positive=("max_range_m", "rate_hz"), non_negative=("range_noise_m",))
 
     @property
     def points(self) -> int:

@@ -20,7 +20,7 @@ from enum import IntEnum
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from acres_sim.errors import ParamsError
+from acres_sim.errors import ParamsError, require_finite
 from acres_sim.sensors._raycast import (
     F32,
     F64,
@@ -70,18 +70,6 @@ def _check_colour(owner: str, colour: BGR) -> None:
         raise ParamsError(f"{owner}.color: expected 3 integers 0..255 (blue, green, red), got {colour!r}")
 
 
-def _check_positive(owner: str, **values: float) -> None:
-    for name, value in values.items():
-        if not (math.isfinite(value) and value > 0.0):
-            raise ParamsError(f"{owner}.{name}: expected a finite value > 0, got {value!r}")
-
-
-def _check_finite(owner: str, **values: float) -> None:
-    for name, value in values.items():
-        if not math.isfinite(value):
-            raise ParamsError(f"{owner}.{name}: expected a finite number, got {value!r}")
-
-
 @dataclass(frozen=True, kw_only=True)
 class Box:
     """An oriented box: centre (x, y, z) in world m, full sizes (lx, ly, lz) in m along its own axes,
@@ -102,8 +90,8 @@ class Box:
 
     def __post_init__(self) -> None:
         """Sizes finite and positive, a real surface, a colour of three bytes."""
-        _check_finite("Box", x=self.x, y=self.y, z=self.z, yaw=self.yaw)
-        _check_positive("Box", lx=self.lx, ly=self.ly, lz=self.lz)
+        require_finite(self, finite=("x", "y", "z", "yaw"))
+        require_finite(self, positive=("lx", "ly", "lz"))
         try:
             object.__setattr__(self, "surface", Surface(self.surface))
         except ValueError:
@@ -140,14 +128,8 @@ class CropField:
 
     def __post_init__(self) -> None:
         """Finite geometry, at least one row, rows narrower than their spacing."""
-        _check_finite("CropField", x=self.x, y=self.y, yaw=self.yaw)
-        _check_positive(
-            "CropField",
-            length_m=self.length_m,
-            row_spacing_m=self.row_spacing_m,
-            row_width_m=self.row_width_m,
-            height_m=self.height_m,
-        )
+        require_finite(self, finite=("x", "y", "yaw"))
+        require_finite(self, positive=("length_m", "row_spacing_m", "row_width_m", "height_m"))
         if isinstance(self.rows, bool) or not isinstance(self.rows, int) or self.rows < 1:
             raise ParamsError(f"CropField.rows: expected an integer >= 1, got {self.rows!r}")
         if self.row_width_m >= self.row_spacing_m:

@@ -15,7 +15,7 @@ from typing import Final
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from acres_sim.errors import ParamsError
+from acres_sim.errors import ParamsError, require_finite
 from acres_sim.sensors._raycast import F32, Rays, as_f32
 
 __all__ = ["FlatGround", "GroundHits", "HeightField"]
@@ -160,8 +160,7 @@ class HeightField:
             raise ParamsError(f"HeightField.grid: expected a 2-D array of at least 2 x 2, got {grid.shape}")
         if not np.all(np.isfinite(grid)):
             raise ParamsError("HeightField.grid: expected finite heights")
-        if not (math.isfinite(self.cell_m) and self.cell_m > 0.0):
-            raise ParamsError(f"HeightField.cell_m: expected a finite value > 0, got {self.cell_m!r}")
+        require_finite(self, positive=("cell_m",))
         if len(self.origin) != 2 or not all(math.isfinite(v) for v in self.origin):
             raise ParamsError(f"HeightField.origin: expected finite (x, y) in m, got {self.origin!r}")
         grid.setflags(write=False)

@@ -48,7 +48,7 @@ from dataclasses import dataclass, fields
 from typing import Final
 
 from acres_sim.clock import PHYSICS_DT_S
-from acres_sim.errors import ParamsError
+from acres_sim.errors import ParamsError, require_finite
 from acres_sim.vehicles.kinematics import STANDARD_GRAVITY
 from acres_sim.vehicles.params import POLARIS, MaxxumParams, PolarisParams, VehicleParams
 from acres_sim.vehicles.powertrain import PowertrainParams
@@ -97,10 +97,7 @@ class EnergyParams:
 
     def __post_init__(self) -> None:
         """Every value finite and >= 0; those that divide or scale > 0; efficiencies and slip below 1."""
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if not (math.isfinite(value) and value >= 0.0):
-                raise ParamsError(f"EnergyParams.{f.name}: expected a finite value >= 0, got {value!r}")
+        require_finite(self, non_negative=[f.name for f in fields(self)])
         for name in (
             "brake_decel_mps2",
             "traction_coefficient",

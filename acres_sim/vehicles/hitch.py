@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 
 from acres_bridge.wire.maxxum import HitchMode
-from acres_sim.errors import ParamsError
+from acres_sim.errors import ParamsError, require_finite
 
 __all__ = ["Hitch", "HitchMode", "HitchParams"]
 
@@ -48,10 +48,9 @@ class HitchParams:
 
     def __post_init__(self) -> None:
         """The lift range must hold the ground contact; lengths, rates and gains must be positive."""
-        for name in ("link_radius_m", "rate_degps", "draft_full_scale_n", "draft_gain_degps_per_kn"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0.0):
-                raise ParamsError(f"HitchParams.{name}: expected a finite value > 0, got {value!r}")
+        require_finite(
+            self, positive=("link_radius_m", "rate_degps", "draft_full_scale_n", "draft_gain_degps_per_kn")
+        )
         if not -90.0 < self.lift_min_deg < self.ground_contact_deg < self.lift_max_deg < 90.0:
             raise ParamsError(
                 "HitchParams: expected -90 < lift_min_deg < ground_contact_deg < lift_max_deg < 90, got "

@@ -26,12 +26,11 @@ The implements (all values from D497.4 Table 1 unless they say assumed):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Final
 
-from acres_sim.errors import ParamsError
+from acres_sim.errors import ParamsError, require_finite
 
 __all__ = [
     "CHISEL_PLOW",
@@ -86,22 +85,22 @@ class ImplementParams:
             raise ParamsError("ImplementParams.name: expected a non-empty name")
         if not 1 <= self.code <= 250:
             raise ParamsError(f"ImplementParams.code: expected 1 .. 250, got {self.code!r}")
-        for name in (
-            "mass_kg",
-            "max_depth_m",
-            "default_depth_stop_m",
-            "draft_a_n",
-            "draft_b_n_per_kmh",
-            "draft_c_n_per_kmh2",
-            "width_units",
-            "soil_factor",
-            "pto_a_kw",
-            "pto_b_kw_per_m",
-            "pto_width_m",
-        ):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0.0):
-                raise ParamsError(f"ImplementParams.{name}: expected a finite value >= 0, got {value!r}")
+        require_finite(
+            self,
+            non_negative=(
+                "mass_kg",
+                "max_depth_m",
+                "default_depth_stop_m",
+                "draft_a_n",
+                "draft_b_n_per_kmh",
+                "draft_c_n_per_kmh2",
+                "width_units",
+                "soil_factor",
+                "pto_a_kw",
+                "pto_b_kw_per_m",
+                "pto_width_m",
+            ),
+        )
         if self.default_depth_stop_m > self.max_depth_m:
             raise ParamsError(
                 f"ImplementParams.default_depth_stop_m: expected at most max_depth_m ({self.max_depth_m}), "

@@ -24,7 +24,7 @@ from acres_bridge.geo.georef import Georeference
 from acres_bridge.geo.rotation import Quaternion, Vec3, quaternion_from_rpy
 from acres_bridge.wire.clock import NS_PER_S
 from acres_sim.clock import step_stamp_ns
-from acres_sim.errors import ParamsError
+from acres_sim.errors import ParamsError, require_finite
 from acres_sim.vehicles.kinematics import BodyMotion, VehicleState
 
 __all__ = ["ErrorModel", "InsModel", "InsParams", "InsSample"]
@@ -51,8 +51,7 @@ class ErrorModel:
             values = getattr(self, name)
             if len(values) != 3 or not all(math.isfinite(v) and v >= 0.0 for v in values):
                 raise ParamsError(f"ErrorModel.{name}: expected three finite sigmas >= 0, got {values!r}")
-        if not (math.isfinite(self.tau_s) and self.tau_s > 0.0):
-            raise ParamsError(f"ErrorModel.tau_s: expected a finite value > 0, got {self.tau_s!r}")
+        require_finite(self, positive=("tau_s",))
 
     @property
     def variance(self) -> Vec3:

@@ -13,7 +13,7 @@ from typing import Final
 
 from acres_bridge.geo.rotation import Quaternion, Vec3, quaternion_from_rpy
 from acres_bridge.wire.vocabulary import Vehicle
-from acres_sim.errors import ParamsError
+from acres_sim.errors import ParamsError, require_finite
 
 __all__ = ["MAXXUM", "POLARIS", "MaxxumParams", "MountPose", "PolarisParams", "VehicleParams"]
 
@@ -70,30 +70,25 @@ class VehicleParams:
 
     def __post_init__(self) -> None:
         """Reject values that would make the model meaningless (zero wheelbase, negative limits)."""
-        positive = (
-            "wheelbase_m",
-            "track_m",
-            "mass_kg",
-            "tyre_radius_front_m",
-            "tyre_radius_rear_m",
-            "max_steer_rate_radps",
-            "max_speed_mps",
-            "max_accel_mps2",
-            "max_brake_decel_mps2",
+        require_finite(
+            self,
+            positive=(
+                "wheelbase_m",
+                "track_m",
+                "mass_kg",
+                "tyre_radius_front_m",
+                "tyre_radius_rear_m",
+                "max_steer_rate_radps",
+                "max_speed_mps",
+                "max_accel_mps2",
+                "max_brake_decel_mps2",
+            ),
         )
-        for name in positive:
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0.0):
-                raise ParamsError(f"{type(self).__name__}.{name}: expected a finite value > 0, got {value!r}")
         if not (0.0 < self.max_steer_rad < _HALF_PI):
             raise ParamsError(
                 f"{type(self).__name__}.max_steer_rad: expected 0 < value < pi/2, got {self.max_steer_rad!r}"
             )
-        if not (math.isfinite(self.max_reverse_speed_mps) and self.max_reverse_speed_mps >= 0.0):
-            raise ParamsError(
-                f"{type(self).__name__}.max_reverse_speed_mps: expected a finite value >= 0, "
-                f"got {self.max_reverse_speed_mps!r}"
-            )
+        require_finite(self, non_negative=("max_reverse_speed_mps",))
         frames = [m.frame for m in self.mounts]
         if len(set(frames)) != len(frames):
             raise ParamsError(f"{type(self).__name__}.mounts: frame names must be unique, got {frames}")
@@ -111,6 +106,11 @@ class VehicleParams:
         raise KeyError(f"{self.vehicle} has no mount {frame!r}; known: {[m.frame for m in self.mounts]}")
 
 
+def _optical_frame(camera: str) -> MountPose:
+    """The optical frame ``<camera>_optical`` of the camera frame ``camera``: z forward, x right, y down."""
+    return MountPose(frame=f"{camera}_optical", parent=camera, roll=-_HALF_PI, pitch=0.0, yaw=-_HALF_PI)
+
+
 # Polaris Ranger XP 1000-class UTV with the Dataspeed drive-by-wire kit.
 # - wheelbase 81 in (2.06 m) and 27 in tyres (27x9-12 front, 27x11-12 rear, radius 0.343 m): the
 #   manufacturer's published dimensions for the Ranger XP 1000.
@@ -125,18 +125,11 @@ class VehicleParams:
 _POLARIS_MAX_STEER_RAD: Final = 0.61
 _POLARIS_STEERING_WHEEL_MAX_DEG: Final = 487.0
 _POLARIS_STEERING_WHEEL_RATE_DEGPS: Final = 1000.0
-_OPTICAL_RPY: Final = (-_HALF_PI, 0.0, -_HALF_PI)  # z forward, x right, y down
 
 _POLARIS_MOUNTS: Final = (
     MountPose(frame="lidar", x=1.2, y=0.0, z=1.95),
     MountPose(frame="reolink_camera", x=2.745, y=0.606, z=1.887),
-    MountPose(
-        frame="reolink_camera_optical",
-        parent="reolink_camera",
-        roll=_OPTICAL_RPY[0],
-        pitch=_OPTICAL_RPY[1],
-        yaw=_OPTICAL_RPY[2],
-    ),
+    _optical_frame("reolink_camera"),
     MountPose(frame="imu_link", x=0.0, y=0.0, z=0.9, roll=math.pi, pitch=0.0, yaw=_HALF_PI),
 )
 
@@ -167,10 +160,7 @@ class PolarisParams(VehicleParams):
 
     def __post_init__(self) -> None:
         """Derive the road-wheel rate limit, then validate everything."""
-        for name in ("steering_wheel_max_deg", "steering_wheel_rate_max_degps"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0.0):
-                raise ParamsError(f"PolarisParams.{name}: expected a finite value > 0, got {value!r}")
+        require_finite(self, positive=("steering_wheel_max_deg", "steering_wheel_rate_max_degps"))
         object.__setattr__(
             self,
             "max_steer_rate_radps",
@@ -200,13 +190,7 @@ class PolarisParams(VehicleParams):
 _MAXXUM_MOUNTS: Final = (
     MountPose(frame="lidar", x=1.0, y=0.0, z=3.0),
     MountPose(frame="camera", x=1.2, y=0.0, z=2.9),
-    MountPose(
-        frame="camera_optical",
-        parent="camera",
-        roll=_OPTICAL_RPY[0],
-        pitch=_OPTICAL_RPY[1],
-        yaw=_OPTICAL_RPY[2],
-    ),
+    _optical_frame("camera"),
     MountPose(frame="imu_link", x=0.5, y=0.0, z=1.2),
     MountPose(frame="gnss_link", x=0.5, y=0.0, z=3.1),
 )

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Final
 
-from acres_sim.errors import ParamsError
+from acres_sim.errors import require_finite
 from acres_sim.vehicles.params import POLARIS
 
 __all__ = ["Gear", "Powertrain", "PowertrainParams"]
@@ -67,11 +67,11 @@ class PowertrainParams:
 
     def __post_init__(self) -> None:
         """Every value must be finite and > 0 (the drag >= 0)."""
-        for name in self.__dataclass_fields__:
-            value = getattr(self, name)
-            low_ok = value >= 0.0 if name == "drag_per_m" else value > 0.0
-            if not (math.isfinite(value) and low_ok):
-                raise ParamsError(f"PowertrainParams.{name}: expected a finite value > 0, got {value!r}")
+        require_finite(
+            self,
+            positive=[name for name in self.__dataclass_fields__ if name != "drag_per_m"],
+            non_negative=("drag_per_m",),
+        )
 
 
 class Powertrain:

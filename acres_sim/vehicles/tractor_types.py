@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from acres_bridge.wire.maxxum import MAX_DEPTH_STOP_M, Difflock, HitchMode
 from acres_sim.clock import PHYSICS_DT_S, PHYSICS_RATE_HZ
-from acres_sim.errors import ParamsError
+from acres_sim.errors import ParamsError, require_finite
 from acres_sim.vehicles.hitch import HitchParams
 from acres_sim.vehicles.params import MAXXUM, MaxxumParams
 
@@ -39,25 +39,22 @@ class TractorParams:
 
     def __post_init__(self) -> None:
         """Refuse values that make the model meaningless, naming the field."""
-        for name in (
-            "idle_rpm",
-            "rated_rpm",
-            "high_idle_rpm",
-            "engine_tau_s",
-            "rated_power_kw",
-            "transmission_efficiency",
-            "traction_coefficient",
-            "brake_decel_mps2",
-            "power_limit_min_speed_mps",
-            "command_timeout_s",
-        ):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0.0):
-                raise ParamsError(f"TractorParams.{name}: expected a finite value > 0, got {value!r}")
-        for name in ("droop_rpm", "accessory_kw", "rolling_resistance", "slip_at_traction_limit"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0.0):
-                raise ParamsError(f"TractorParams.{name}: expected a finite value >= 0, got {value!r}")
+        require_finite(
+            self,
+            positive=(
+                "idle_rpm",
+                "rated_rpm",
+                "high_idle_rpm",
+                "engine_tau_s",
+                "rated_power_kw",
+                "transmission_efficiency",
+                "traction_coefficient",
+                "brake_decel_mps2",
+                "power_limit_min_speed_mps",
+                "command_timeout_s",
+            ),
+            non_negative=("droop_rpm", "accessory_kw", "rolling_resistance", "slip_at_traction_limit"),
+        )
         if not self.idle_rpm < self.rated_rpm < self.high_idle_rpm:
             raise ParamsError(
                 "TractorParams: expected idle_rpm < rated_rpm < high_idle_rpm, got "

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from acres_bridge.geo.route import Route, pure_pursuit_curvature
-from acres_sim.errors import ParamsError
+from acres_sim.errors import ParamsError, require_finite
 from acres_sim.vehicles.kinematics import VehicleState
 from acres_sim.vehicles.params import VehicleParams
 
@@ -41,10 +41,7 @@ class FollowerParams:
 
     def __post_init__(self) -> None:
         """Every tuning value must be finite and positive, and the minimum speed at most the cruise."""
-        for name in self.__dataclass_fields__:
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0.0):
-                raise ParamsError(f"FollowerParams.{name}: expected a finite value > 0, got {value!r}")
+        require_finite(self, positive=self.__dataclass_fields__)
         if self.min_speed_mps > self.cruise_speed_mps:
             raise ParamsError(
                 f"FollowerParams.min_speed_mps: expected <= cruise_speed_mps ({self.cruise_speed_mps}), "

@@ -60,7 +60,7 @@ from enum import IntEnum
 from typing import Final
 
 from acres_sim.clock import NS_PER_S
-from acres_sim.errors import ParamsError
+from acres_sim.errors import ParamsError, require_finite
 
 __all__ = [
     "Conditions",
@@ -121,27 +121,24 @@ class WeatherParams:
 
     def __post_init__(self) -> None:
         """Positive amplitudes, rates and depths; the soil's water contents in order."""
-        for name in (
-            "seasonal_amplitude_c",
-            "daily_anomaly_c",
-            "diurnal_amplitude_c",
-            "mean_wind_mps",
-            "rain_episodes_per_day",
-            "mean_rain_hours",
-            "mean_rain_mm_per_h",
-            "soil_depth_m",
-            "drainage_time_constant_h",
-            "evaporation_fraction",
-            "soil_temperature_depth_m",
-            "soil_diffusivity_m2_per_s",
-        ):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0.0):
-                raise ParamsError(f"WeatherParams.{name}: expected a finite value > 0, got {value!r}")
-        for name in ("mean_temperature_c", "warmest_day_of_year", "prevailing_wind_from_deg"):
-            value = getattr(self, name)
-            if not math.isfinite(value):
-                raise ParamsError(f"WeatherParams.{name}: expected a finite number, got {value!r}")
+        require_finite(
+            self,
+            positive=(
+                "seasonal_amplitude_c",
+                "daily_anomaly_c",
+                "diurnal_amplitude_c",
+                "mean_wind_mps",
+                "rain_episodes_per_day",
+                "mean_rain_hours",
+                "mean_rain_mm_per_h",
+                "soil_depth_m",
+                "drainage_time_constant_h",
+                "evaporation_fraction",
+                "soil_temperature_depth_m",
+                "soil_diffusivity_m2_per_s",
+            ),
+            finite=("mean_temperature_c", "warmest_day_of_year", "prevailing_wind_from_deg"),
+        )
         if not 0.0 < self.wilting_point_pct < self.field_capacity_pct < self.saturation_pct < 100.0:
             raise ParamsError(
                 "WeatherParams: expected 0 < wilting_point_pct < field_capacity_pct < saturation_pct < 100, "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Final
 
@@ -10,7 +9,7 @@ from acres_bridge.errors import CommandRefusedError
 from acres_bridge.wire.dbw import DbwCommand, DbwTarget
 from acres_bridge.wire.dbw import check_command as wire_check_command
 from acres_sim.clock import PHYSICS_RATE_HZ, is_due
-from acres_sim.errors import DbwCommandError, ParamsError
+from acres_sim.errors import DbwCommandError, require_finite
 
 __all__ = ["OVERRIDE_SUBSYSTEMS", "REPORT_RATE_HZ", "DbwParams", "check_command", "report_due"]
 
@@ -60,10 +59,7 @@ class DbwParams:
 
     def __post_init__(self) -> None:
         """Every value must be finite and > 0."""
-        for name in self.__dataclass_fields__:
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0.0):
-                raise ParamsError(f"DbwParams.{name}: expected a finite value > 0, got {value!r}")
+        require_finite(self, positive=self.__dataclass_fields__)
 
     @property
     def timeout_steps(self) -> int:

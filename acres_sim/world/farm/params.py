@@ -3,13 +3,11 @@ footprints (the models they feed are in acres_sim.world.farm.model)."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from acres_bridge.wire.vocabulary import Vehicle
-from acres_sim.errors import ParamsError
+from acres_sim.errors import ParamsError, require_finite
 from acres_sim.vehicles.params import VehicleParams
 
 __all__ = [
@@ -21,19 +19,6 @@ __all__ = [
     "ImplementFootprint",
     "contact_params",
 ]
-
-
-def _check(obj: object, *, positive: Sequence[str] = (), fraction: Sequence[str] = ()) -> None:
-    """Refuse a field of ``obj`` that is not finite and > 0 (``positive``) or not in (0, 1) (``fraction``)."""
-    owner = type(obj).__name__
-    for name in positive:
-        value = getattr(obj, name)
-        if not (math.isfinite(value) and value > 0.0):
-            raise ParamsError(f"{owner}.{name}: expected a finite value > 0, got {value!r}")
-    for name in fraction:
-        value = getattr(obj, name)
-        if not (math.isfinite(value) and 0.0 < value < 1.0):
-            raise ParamsError(f"{owner}.{name}: expected a value between 0 and 1, got {value!r}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,7 +40,7 @@ class FarmParams:
 
     def __post_init__(self) -> None:
         """Positive sizes, pressures and thresholds; the densities in order."""
-        _check(
+        require_finite(
             self,
             positive=(
                 "cell_m",
@@ -69,12 +54,8 @@ class FarmParams:
                 "rut_threshold_m",
                 "wetting_threshold_pct",
             ),
+            non_negative=("water_sensitivity_per_pct",),
         )
-        if not (math.isfinite(self.water_sensitivity_per_pct) and self.water_sensitivity_per_pct >= 0.0):
-            raise ParamsError(
-                "FarmParams.water_sensitivity_per_pct: expected a finite value >= 0, "
-                f"got {self.water_sensitivity_per_pct!r}"
-            )
         if not self.loose_density_kg_per_m3 < self.max_density_kg_per_m3:
             raise ParamsError(
                 "FarmParams.max_density_kg_per_m3: expected more than loose_density_kg_per_m3 "
@@ -97,7 +78,7 @@ class ContactParams:
 
     def __post_init__(self) -> None:
         """Positive sizes and pressure; a front share between 0 and 1."""
-        _check(
+        require_finite(
             self,
             positive=(
                 "front_tyre_width_m",
@@ -156,9 +137,7 @@ class ImplementFootprint:
 
     def __post_init__(self) -> None:
         """Positive sizes, a finite offset."""
-        _check(self, positive=("width_m", "length_m"))
-        if not math.isfinite(self.offset_m):
-            raise ParamsError(f"ImplementFootprint.offset_m: expected a finite number, got {self.offset_m!r}")
+        require_finite(self, positive=("width_m", "length_m"), finite=("offset_m",))
 
 
 # The implements of acres_sim.vehicles.implement: the chisel plow's 9 shanks 0.30 m apart (2.7 m) 1.8 m behind

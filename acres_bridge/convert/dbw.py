@@ -57,11 +57,6 @@ STEERING_LIMIT_DEG = 487.0
 STEERING_RATE_LIMIT_DEGPS = 1000.0
 ACTUATOR_TEMP_C = -40.0
 
-STEERING_RANGES = COMMAND_RANGES[DbwTarget.STEERING]
-THROTTLE_RANGES = COMMAND_RANGES[DbwTarget.THROTTLE]
-BRAKE_RANGES = COMMAND_RANGES[DbwTarget.BRAKE]
-ULC_RANGES = COMMAND_RANGES[DbwTarget.ULC]
-
 
 @dataclass(frozen=True)
 class DbwMessages:
@@ -200,6 +195,41 @@ _ULC_FLAGS = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class _RangedCommand:
+    """A command with a cmd_type and a cmd of COMMAND_RANGES (all but the gear): its message type,
+    the name its refusals give, its target and the ROS fields of its flags and of limit_1, limit_2."""
+
+    message_type: type
+    kind: str
+    target: DbwTarget
+    flags: tuple[tuple[str, int], ...]
+    limit_1: str
+    limit_2: str
+
+    def command(self, message: Any) -> DbwCommand:
+        """The wire command of `message`; CommandRefusedError names the field that is refused."""
+        kind = self.kind
+        cmd = _in_range(kind, message.cmd_type, message.cmd, COMMAND_RANGES[self.target])
+        return DbwCommand(
+            seq=0,
+            target=self.target,
+            cmd_type=message.cmd_type,
+            flags=_flags(message, self.flags),
+            cmd=cmd,
+            limit_1=_limit(f"{kind}: {self.limit_1}", getattr(message, self.limit_1)),
+            limit_2=_limit(f"{kind}: {self.limit_2}", getattr(message, self.limit_2)),
+        )
+
+
+_RANGED_COMMANDS = (
+    _RangedCommand(SteeringCmd, "steering", DbwTarget.STEERING, _COMMON_FLAGS, "cmd_rate", "cmd_accel"),
+    _RangedCommand(ThrottleCmd, "throttle", DbwTarget.THROTTLE, _COMMON_FLAGS, "rate_inc", "rate_dec"),
+    _RangedCommand(BrakeCmd, "brake", DbwTarget.BRAKE, _COMMON_FLAGS, "rate_inc", "rate_dec"),
+    _RangedCommand(UlcCmd, "ulc", DbwTarget.ULC, _ULC_FLAGS, "limit_accel", "limit_decel"),
+)
+
+
 def command_from_message(message: Any) -> DbwCommand | None:
     """The wire command of a ds_dbw_msgs command (or Empty for enable/disable: pass the target).
 
@@ -207,32 +237,6 @@ def command_from_message(message: Any) -> DbwCommand | None:
     naming the field, for NaN or infinite values, an unknown cmd_type or an out-of-range value.
     The seq is 0 here; the ingest numbers commands when it sends them.
     """
-    if isinstance(message, SteeringCmd):
-        cmd = _in_range("steering", message.cmd_type, message.cmd, STEERING_RANGES)
-        return DbwCommand(
-            seq=0,
-            target=DbwTarget.STEERING,
-            cmd_type=message.cmd_type,
-            flags=_flags(message, _COMMON_FLAGS),
-            cmd=cmd,
-            limit_1=_limit("steering: cmd_rate", message.cmd_rate),
-            limit_2=_limit("steering: cmd_accel", message.cmd_accel),
-        )
-    if isinstance(message, ThrottleCmd | BrakeCmd):
-        kind, ranges = (
-            ("throttle", THROTTLE_RANGES) if isinstance(message, ThrottleCmd) else ("brake", BRAKE_RANGES)
-        )
-        target = DbwTarget.THROTTLE if isinstance(message, ThrottleCmd) else DbwTarget.BRAKE
-        cmd = _in_range(kind, message.cmd_type, message.cmd, ranges)
-        return DbwCommand(
-            seq=0,
-            target=target,
-            cmd_type=message.cmd_type,
-            flags=_flags(message, _COMMON_FLAGS),
-            cmd=cmd,
-            limit_1=_limit(f"{kind}: rate_inc", message.rate_inc),
-            limit_2=_limit(f"{kind}: rate_dec", message.rate_dec),
-        )
     if isinstance(message, GearCmd):
         value = message.cmd.value
         if value == 0:
@@ -242,15 +246,7 @@ def command_from_message(message: Any) -> DbwCommand | None:
                 f"gear: cmd.value {value} is not one of {COMMAND_GEARS} (1 P, 2 R, 3 N, 4 H, 5 L)"
             )
         return DbwCommand(seq=0, target=DbwTarget.GEAR, cmd_type=value, flags=0, cmd=0.0)
-    if isinstance(message, UlcCmd):
-        cmd = _in_range("ulc", message.cmd_type, message.cmd, ULC_RANGES)
-        return DbwCommand(
-            seq=0,
-            target=DbwTarget.ULC,
-            cmd_type=message.cmd_type,
-            flags=_flags(message, _ULC_FLAGS),
-            cmd=cmd,
-            limit_1=_limit("ulc: limit_accel", message.limit_accel),
-            limit_2=_limit("ulc: limit_decel", message.limit_decel),
-        )
+    for ranged in _RANGED_COMMANDS:
+        if isinstance(message, ranged.message_type):
+            return ranged.command(message)
     raise TypeError(f"not a drive-by-wire command: {type(message).__name__}")

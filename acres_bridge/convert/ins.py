@@ -53,16 +53,27 @@ def _pose_covariance(variance: tuple[float, float, float]) -> list[float]:
     return covariance
 
 
-def odometry(sample: InsSample, frames: FrameNames) -> Odometry:
-    """/vehicle/odom (Polaris) or odom (Maxxum): the INS pose in utm, the body velocity."""
+def _utm_odometry(
+    stamp_ns: int,
+    frames: FrameNames,
+    position: tuple[float, float, float],
+    orientation: tuple[float, float, float, float],
+) -> Odometry:
+    """An Odometry of base_footprint in utm with its stamp and pose; the rest is left to the caller."""
     message = Odometry()
-    message.header.stamp = stamp(sample.stamp_ns)
+    message.header.stamp = stamp(stamp_ns)
     message.header.frame_id = frames.utm
     message.child_frame_id = frames.base_footprint
     pose = message.pose.pose
-    pose.position.x, pose.position.y, pose.position.z = sample.position
+    pose.position.x, pose.position.y, pose.position.z = position
     q = pose.orientation
-    q.x, q.y, q.z, q.w = sample.orientation
+    q.x, q.y, q.z, q.w = orientation
+    return message
+
+
+def odometry(sample: InsSample, frames: FrameNames) -> Odometry:
+    """/vehicle/odom (Polaris) or odom (Maxxum): the INS pose in utm, the body velocity."""
+    message = _utm_odometry(sample.stamp_ns, frames, sample.position, sample.orientation)
     message.pose.covariance = _pose_covariance(sample.position_variance)
     twist = message.twist.twist
     twist.linear.x, twist.linear.y, twist.linear.z = sample.velocity
@@ -73,14 +84,7 @@ def odometry(sample: InsSample, frames: FrameNames) -> Odometry:
 
 def ground_truth_odometry(sample: InsSample, frames: FrameNames) -> Odometry:
     """/sim/ground_truth/odom: the exact pose; twist.linear.x is the exact forward speed, the rest zero."""
-    message = Odometry()
-    message.header.stamp = stamp(sample.stamp_ns)
-    message.header.frame_id = frames.utm
-    message.child_frame_id = frames.base_footprint
-    pose = message.pose.pose
-    pose.position.x, pose.position.y, pose.position.z = sample.true_position
-    q = pose.orientation
-    q.x, q.y, q.z, q.w = sample.true_orientation
+    message = _utm_odometry(sample.stamp_ns, frames, sample.true_position, sample.true_orientation)
     message.twist.twist.linear.x = sample.true_speed
     return message
 

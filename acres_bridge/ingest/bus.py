@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = ["BUS", "BusSubscription", "SampleBus"]
 
@@ -25,6 +25,7 @@ _log = logging.getLogger("acres_bridge.bus")
 Callback = Callable[[Any], None]
 ProducerWatcher = Callable[[str, bool], None]
 Drain = Callable[[float], bool]
+T = TypeVar("T")
 
 
 @dataclass(eq=False)
@@ -90,29 +91,25 @@ class SampleBus:
             channel = self._channels.get(key)
             return channel is not None and channel.producers > 0
 
-    def watch_producers(self, watcher: ProducerWatcher) -> Callable[[], None]:
-        """Call watcher(key, present) when a producer appears or the last one goes; returns unwatch."""
+    def _register(self, registry: list[T], entry: T) -> Callable[[], None]:
+        """Add entry to one of the bus's lists (watchers, drains); returns the call that removes it."""
         with self._lock:
-            self._watchers.append(watcher)
-
-        def unwatch() -> None:
-            with self._lock:
-                if watcher in self._watchers:
-                    self._watchers.remove(watcher)
-
-        return unwatch
-
-    def add_drain(self, drain: Drain) -> Callable[[], None]:
-        """Register drain(timeout_s) -> handled everything in time; returns the call that removes it."""
-        with self._lock:
-            self._drains.append(drain)
+            registry.append(entry)
 
         def remove() -> None:
             with self._lock:
-                if drain in self._drains:
-                    self._drains.remove(drain)
+                if entry in registry:
+                    registry.remove(entry)
 
         return remove
+
+    def watch_producers(self, watcher: ProducerWatcher) -> Callable[[], None]:
+        """Call watcher(key, present) when a producer appears or the last one goes; returns unwatch."""
+        return self._register(self._watchers, watcher)
+
+    def add_drain(self, drain: Drain) -> Callable[[], None]:
+        """Register drain(timeout_s) -> handled everything in time; returns the call that removes it."""
+        return self._register(self._drains, drain)
 
     def drain(self, timeout_s: float) -> bool:
         """Wait until every registered drain has handled what it was given; False on timeout."""

@@ -59,27 +59,14 @@ class PolicyDriver(Node):
     def __init__(self, *, policy: Policy | None = None, **node_options: Any) -> None:
         super().__init__(self.DEFAULT_NODE_NAME, **node_options)
         self.drive = self._drive()
-        self.period_ns = round(
-            _wiring.finite_parameter(
-                self,
-                "control_period_s",
-                0.1,
-                "the control period in s of the odometry's stamps",
-                valid=lambda v: 0.001 <= v <= 10.0,
-                expected="from 0.001 to 10 s",
-            )
-            * 1e9
+        self.period_ns = self._duration_ns(
+            "control_period_s", 0.1, "the control period in s of the odometry's stamps", low=0.001
         )
-        self.resend_ns = round(
-            _wiring.finite_parameter(
-                self,
-                "resend_s",
-                0.02,
-                "re-send the period's commands each this much odometry time (0: once a period)",
-                valid=lambda v: 0.0 <= v <= 10.0,
-                expected="from 0 to 10 s",
-            )
-            * 1e9
+        self.resend_ns = self._duration_ns(
+            "resend_s",
+            0.02,
+            "re-send the period's commands each this much odometry time (0: once a period)",
+            low=0.0,
         )
         self.held: list[Command] = []  # the commands of the current period, re-sent each resend_s
         self.sent_ns = 0
@@ -130,6 +117,18 @@ class PolicyDriver(Node):
         if vehicle == "polaris":
             return PolarisDrive(observations, max_speed_mps=speed)
         return MaxxumDrive(observations, max_speed_mps=speed, pto=bool(pto))
+
+    def _duration_ns(self, name: str, default_s: float, description: str, *, low: float) -> int:
+        """A read-only duration parameter in s, from `low` to 10 s, in whole ns of odometry time."""
+        seconds = _wiring.finite_parameter(
+            self,
+            name,
+            default_s,
+            description,
+            valid=lambda v: low <= v <= 10.0,
+            expected=f"from {low:g} to 10 s",
+        )
+        return round(seconds * 1e9)
 
     def _policy(self, *, given: bool) -> tuple[str, Policy | None]:
         """The policy's name and, unless one was `given` to the constructor, the policy it names."""

@@ -70,15 +70,17 @@ def _link(target: Path, page: Path, label: str) -> str:
     return f'<a href="{html.escape(href)}">{html.escape(label)}</a>'
 
 
+_PLOTTED_LIMITS: Final = {"max_speed": "speed", "max_cross_track_error": "cross_track"}  # kind: series
+
+
 def _limits(result: EpisodeResult | None) -> dict[str, float]:
-    """The thresholds of the criteria that have a plot: max_speed, max_cross_track_error."""
+    """The limits of the criteria whose quantity has a series: max_speed, max_cross_track_error."""
     limits: dict[str, float] = {}
     for criterion in result.criteria if result else ():
-        numbers = re.findall(r"[-+]?\d+(?:\.\d+)?", str(criterion.get("rule", "")))
-        if criterion.get("kind") == "max_speed" and numbers:
-            limits["speed"] = float(numbers[0])
-        elif criterion.get("kind") == "max_cross_track_error" and numbers:
-            limits["cross_track"] = float(numbers[0])
+        series = _PLOTTED_LIMITS.get(str(criterion.get("kind")))
+        limit = criterion.get("limit")
+        if series is not None and isinstance(limit, int | float) and not isinstance(limit, bool):
+            limits[series] = float(limit)
     return limits
 
 

@@ -44,13 +44,15 @@ _TOLERANCE: Final = 1e-9
 
 @dataclass(frozen=True)
 class CriterionResult:
-    """A criterion's verdict: its name, kind, whether it passed, the measured value and the rule."""
+    """A criterion's verdict: its name, kind, whether it passed, the measured value and the rule;
+    ``limit`` the one number the value is held to, where the rule has one (a report draws it)."""
 
     name: str
     kind: str
     passed: bool
     value: float | bool | str | None
     rule: str
+    limit: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -59,6 +61,7 @@ class CriterionResult:
             "passed": self.passed,
             "value": self.value,
             "rule": self.rule,
+            "limit": self.limit,
         }
 
 
@@ -133,7 +136,7 @@ class _CrossTrackJudge:
         spec = self.spec
         passed = self._largest <= spec.max_m
         rule = f"<= {spec.max_m:g} m from the route" + (f" after {spec.after_s:g} s" if spec.after_s else "")
-        return CriterionResult(self.label, spec.kind, passed, _round(self._largest), rule)
+        return CriterionResult(self.label, spec.kind, passed, _round(self._largest), rule, spec.max_m)
 
 
 class _SpeedJudge:
@@ -154,6 +157,7 @@ class _SpeedJudge:
             self._largest <= spec.max_mps,
             _round(self._largest),
             f"<= {spec.max_mps:g} m/s",
+            spec.max_mps,
         )
 
 
@@ -172,8 +176,9 @@ class _DistanceJudge:
 
     def finish(self, end_s: float) -> CriterionResult:
         spec = self.spec
+        passed = self._length >= spec.min_m
         return CriterionResult(
-            self.label, spec.kind, self._length >= spec.min_m, _round(self._length), f">= {spec.min_m:g} m"
+            self.label, spec.kind, passed, _round(self._length), f">= {spec.min_m:g} m", spec.min_m
         )
 
 
@@ -218,7 +223,8 @@ class _RateJudge:
         span = end_s - spec.after_s
         rate = self._count / span if span > 0 else 0.0
         rule = f">= {spec.min_hz:g} Hz of simulated time from {spec.after_s:g} s"
-        return CriterionResult(self.label, spec.kind, rate >= spec.min_hz - _TOLERANCE, _round(rate), rule)
+        passed = rate >= spec.min_hz - _TOLERANCE
+        return CriterionResult(self.label, spec.kind, passed, _round(rate), rule, spec.min_hz)
 
 
 class _ImplementJudge:

@@ -46,6 +46,7 @@ def test_a_sweep_s_page_has_the_matrix_the_distributions_and_each_episode(run_di
     assert text.count('id="series-speed"') == 3  # every episode has its series
     assert text.count('id="track"') == 3
     assert 'id="worst"' not in text  # no cross-track criterion failed: no point marked
+    assert text.count('<g id="limit-cross_track">') == 3  # max_m drawn on each episode's series
     assert "speed_mps=0.0" in text  # the list's own axis, beside its verdict
     assert 'id="hist-min_distance"' in text
     assert 'id="hist-max_cross_track_error"' in text

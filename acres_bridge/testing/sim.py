@@ -81,16 +81,12 @@ class Sim:
         self.vehicle = vehicle
         self.namespace = namespace
         self.chunk_steps = chunk_steps
-        self.stack_reply_s = stack_reply_s
         self.timeout_s = timeout_s
         self.steps = 0  # physics steps run through this Sim
         self._on_close = on_close
         table = load_profiles()
-        watched = tuple(topics if topics is not None else DEFAULT_TOPICS[vehicle])
-        self._names: dict[str, str] = {}  # resolved topic -> the msg_profiles name (the judges')
+        watched = tuple(dict.fromkeys(topics if topics is not None else DEFAULT_TOPICS[vehicle]))
         self._log: dict[str, list[tuple[float, Any]]] = {}
-        for name in watched:
-            self._names[resolve_name(_row(table, vehicle, name).ros_name, namespace)] = name
         self._executor = SingleThreadedExecutor(context=node.context)
         self._client = SteppingClient(
             node,
@@ -101,6 +97,8 @@ class Sim:
             timeout_s=timeout_s,
             executor=self._executor,
         )
+        # resolved topic -> the msg_profiles name (the judges'), in the order the client resolved them
+        self._names = dict(zip(self._client.topics, watched, strict=True))
         self.commands_seen = 0
         self._replies = StackReplies(self._executor, lambda: self.commands_seen, stack_reply_s)
         self._command_topics: list[str] = []
@@ -152,6 +150,15 @@ class Sim:
             self._on_close()
             self._on_close = None
 
+    @property
+    def stack_reply_s(self) -> float:
+        """How long (wall-clock s) a step waits for the stack's answer after each chunk."""
+        return self._replies.timeout_s
+
+    @stack_reply_s.setter
+    def stack_reply_s(self, seconds: float) -> None:
+        self._replies.timeout_s = seconds
+
     # ---- time ----------------------------------------------------------------------------------
 
     @property
@@ -180,7 +187,6 @@ class Sim:
             self.steps += len(batch.steps)
             done += len(batch.steps)
             if self.commands_seen and self.stack_reply_s > 0:
-                self._replies.timeout_s = self.stack_reply_s
                 self._replies.wait(before)
 
     def wait_for_stack(self, timeout_s: float = 30.0) -> None:
@@ -195,7 +201,7 @@ class Sim:
                     f"publishers of the command topics: {publishers}"
                 )
             self.step(steps=self.chunk_steps)
-            self._spin_for_command(0, min(0.5, self.stack_reply_s))
+            wait_for_reply(self._executor, lambda: self.commands_seen, 0, min(0.5, self.stack_reply_s))
 
     def wait_for(
         self, predicate: Callable[[Sim], object], *, sim_seconds: float, what: str = "the condition"
@@ -260,13 +266,3 @@ class Sim:
             self._log.setdefault(topic, []).append((self.now, message))
 
         return keep
-
-    def _spin_for_command(self, seen: int, timeout_s: float) -> None:
-        wait_for_reply(self._executor, lambda: self.commands_seen, seen, timeout_s)
-
-
-def _row(table: Any, vehicle: str, name: str) -> Any:
-    for source in (vehicle, "session"):
-        with contextlib.suppress(KeyError):
-            return table.topic(source, name)
-    raise ValueError(f"{name!r} is not a topic of a {vehicle} (msg_profiles)")

@@ -75,6 +75,7 @@ class FrameKind(IntEnum):
     SET_STATE = 8  # bridge -> simulator, JSON: play, pause, stop
     RESET_SESSION = 9  # bridge -> simulator, JSON: new episode for the whole session
     AGENT_RESET = 10  # bridge -> simulator, JSON: move one agent to a pose
+    SENSOR_DEMAND = 11  # bridge -> simulator, JSON: the sensors of an agent whose frames are wanted
     SENSOR_META = 20  # simulator -> bridge, JSON: the sensor rig of an agent
     INS = 21  # simulator -> bridge, binary: one INS sample
     LIDAR = 22  # simulator -> bridge, binary: one LiDAR cloud
@@ -101,6 +102,7 @@ TO_SIMULATOR_KINDS = frozenset(
         FrameKind.SET_STATE,
         FrameKind.RESET_SESSION,
         FrameKind.AGENT_RESET,
+        FrameKind.SENSOR_DEMAND,
         FrameKind.DBW_COMMAND,
         FrameKind.MAXXUM_COMMAND,
     }

@@ -36,6 +36,7 @@ from acres_bridge.wire.messages import (
     SceneCropField,
     SceneGround,
     SceneLayout,
+    SensorDemand,
     SensorMeta,
     SensorMount,
     SetState,
@@ -132,7 +133,27 @@ def decode_hello(payload: bytes) -> Hello:
         physics_hz=physics_hz,
         agents=tuple(agents),
         scene=_scene(what, data),
+        features=_features(what, data),
     )
+
+
+_MAX_FEATURES = 32
+_MAX_FEATURE_CHARS = 64
+
+
+def _features(what: str, data: dict[str, Any]) -> tuple[str, ...]:
+    """HELLO's ``features``: names of at most _MAX_FEATURE_CHARS, at most _MAX_FEATURES; absent: none."""
+    if "features" not in data:
+        return ()
+    raw = get_field(what, data, "features", list)
+    if len(raw) > _MAX_FEATURES or not all(
+        isinstance(name, str) and 0 < len(name) <= _MAX_FEATURE_CHARS for name in raw
+    ):
+        raise ProtocolError(
+            f"{what}: features must be at most {_MAX_FEATURES} names of 1 to {_MAX_FEATURE_CHARS} "
+            f"characters, found {raw!r:.200}"
+        )
+    return tuple(raw)
 
 
 # A scene's coordinates: within the tile and its margin (RESET_REACH_M), sizes up to a few hundred m.
@@ -330,6 +351,24 @@ def decode_reset_session(payload: bytes) -> ResetSession:
     what = "RESET_SESSION"
     data = json_object(what, payload)
     return ResetSession(reason=get_field(what, data, "reason", str, ""))
+
+
+_MAX_DEMANDED = 256  # SENSOR_DEMAND: sensors of one agent
+
+
+def decode_sensor_demand(payload: bytes) -> SensorDemand:
+    what = "SENSOR_DEMAND"
+    data = json_object(what, payload)
+    sensors = get_field(what, data, "sensors", list)
+    if len(sensors) > _MAX_DEMANDED or not all(
+        isinstance(i, int) and not isinstance(i, bool) and 0 <= i <= 65535 for i in sensors
+    ):
+        raise ProtocolError(
+            f"{what}: sensors must be at most {_MAX_DEMANDED} indices 0..65535, found {sensors!r:.200}"
+        )
+    if len(set(sensors)) != len(sensors):
+        raise ProtocolError(f"{what}: sensors names a sensor twice: {sensors!r:.200}")
+    return SensorDemand(agent=non_negative(what, data, "agent", bits=16), sensors=tuple(sensors))
 
 
 def decode_agent_reset(payload: bytes) -> AgentReset:

@@ -17,6 +17,7 @@ __all__ = [
     "MAX_SCENE_CROP_FIELDS",
     "MAX_SCENE_GROUND_POINTS",
     "RESET_REACH_M",
+    "SENSOR_DEMAND_FEATURE",
     "AgentEntry",
     "AgentReset",
     "ClientHello",
@@ -30,6 +31,7 @@ __all__ = [
     "SceneCropField",
     "SceneGround",
     "SceneLayout",
+    "SensorDemand",
     "SensorMeta",
     "SensorMount",
     "SetState",
@@ -132,6 +134,10 @@ class Hello:
     physics_hz: int
     agents: tuple[AgentEntry, ...]
     scene: SceneLayout | None = None  # absent from a simulator that does not describe its scene
+    features: tuple[str, ...] = ()  # what the simulator takes beyond version 1, e.g. SENSOR_DEMAND_FEATURE
+
+
+SENSOR_DEMAND_FEATURE = "sensor_demand"  # HELLO's feature: the simulator takes SENSOR_DEMAND
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -185,6 +191,15 @@ class ResetSession:
     """Ask for a new episode of the whole session (vehicles back to their start poses)."""
 
     reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SensorDemand:
+    """The sensors of one agent whose frames someone wants (their indices in SENSOR_META's list):
+    the simulator makes only those, from the next step it runs; before any, it makes them all."""
+
+    agent: int
+    sensors: tuple[int, ...]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -97,6 +97,12 @@ MESSAGES: tuple[MessageSpec[Any], ...] = (
         decode=json_codecs.decode_agent_reset,
     ),
     MessageSpec(
+        kind=FrameKind.SENSOR_DEMAND,
+        message_type=m.SensorDemand,
+        encode=json_codecs.encode_json,
+        decode=json_codecs.decode_sensor_demand,
+    ),
+    MessageSpec(
         kind=FrameKind.SENSOR_META,
         message_type=m.SensorMeta,
         encode=json_codecs.encode_json,

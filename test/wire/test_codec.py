@@ -36,6 +36,7 @@ from acres_bridge.wire import (
     ProtocolError,
     ReportFlags,
     ResetSession,
+    SensorDemand,
     SensorMeta,
     SensorMount,
     SetState,
@@ -175,6 +176,7 @@ SAMPLES: dict[str, object] = {
     "set_state": SetState(state=SimState.PAUSED),
     "reset_session": ResetSession(reason="operator asked"),
     "agent_reset": AgentReset(agent=1, x_m=-12.5, y_m=250.0, yaw_rad=1.5),
+    "sensor_demand": SensorDemand(agent=1, sensors=(0, 2)),
     "sensor_meta": sensor_meta(),
     "ins": ins_sample(),
     "ins_without_position": ins_sample(
@@ -234,6 +236,7 @@ KIND_OF_SAMPLE = {
     SetState: FrameKind.SET_STATE,
     ResetSession: FrameKind.RESET_SESSION,
     AgentReset: FrameKind.AGENT_RESET,
+    SensorDemand: FrameKind.SENSOR_DEMAND,
     SensorMeta: FrameKind.SENSOR_META,
     InsSample: FrameKind.INS,
     StreamMark: FrameKind.STREAM_MARK,
@@ -313,6 +316,36 @@ def test_round_trip_every_source(source):
 def test_round_trip_every_role(role):
     message = ClientHello(protocol_version=PROTOCOL_VERSION, client="acres_bridge 0.1.0", role=role, agent=2)
     assert decode(read_one(encode(message))) == message
+
+
+@pytest.mark.parametrize(
+    ("sensors", "error"),
+    [
+        ([0, 0], "names a sensor twice"),
+        ([-1], "indices 0..65535"),
+        ([65536], "indices 0..65535"),
+        ([True], "indices 0..65535"),
+        ([1.0], "indices 0..65535"),
+        (list(range(257)), "at most 256"),
+        ("0", "'sensors' must be list"),
+    ],
+)
+def test_a_bad_sensor_demand_is_refused(sensors, error):
+    payload = json.dumps({"agent": 0, "sensors": sensors}).encode()
+    with pytest.raises(ProtocolError, match=re.escape(error)):
+        json_codecs.decode_sensor_demand(payload)
+
+
+def test_a_hello_s_features_round_trip_and_are_bounded():
+    session = replace(hello(), features=("sensor_demand", "x" * 64))
+    assert decode(read_one(encode(session))) == session
+    data = json.loads(payload_of(hello()))
+    for bad in (["x" * 65], [""], [1], ["a"] * 33, "sensor_demand"):
+        data["features"] = bad
+        with pytest.raises(ProtocolError, match="features"):
+            json_codecs.decode_hello(json.dumps(data).encode())
+    del data["features"]
+    assert json_codecs.decode_hello(json.dumps(data).encode()).features == ()  # an older simulator
 
 
 def test_round_trip_the_can_ports_of_a_control_hello():
@@ -404,6 +437,7 @@ DOC_KINDS = {
     "SET_STATE": 8,
     "RESET_SESSION": 9,
     "AGENT_RESET": 10,
+    "SENSOR_DEMAND": 11,
     "SENSOR_META": 20,
     "INS": 21,
     "LIDAR": 22,
@@ -470,11 +504,11 @@ GOOD_STEP_REQUEST = encode(StepRequest(request_id=1, steps=2))
         (_header(magic=b"ACRT") + bytes(16), "bad magic"),
         (_header(check=0) + bytes(16), "bad header check"),
         (_header(version=2) + bytes(16), "protocol version"),
-        (_header(kind=11) + bytes(16), "unknown kind"),
+        (_header(kind=12) + bytes(16), "unknown kind"),
         (_header(kind=0) + bytes(16), "unknown kind"),
         (_header(kind=21, length=MAX_PAYLOAD + 1), "oversized"),
     ],
-    ids=["magic", "check", "version", "kind_11", "kind_0", "oversized"],
+    ids=["magic", "check", "version", "kind_12", "kind_0", "oversized"],
 )
 def test_reader_drops_a_bad_header_counts_its_reason_and_keeps_the_next_frame(bad, reason):
     reader = FrameReader()
@@ -629,7 +663,7 @@ def test_ins_variances_of_rate_and_force_default_to_zero():
 
 
 @pytest.mark.parametrize("name", ["hello", "client_hello", "error", "episode", "set_state", "reset_session",
-                                  "agent_reset", "sensor_meta"])  # fmt: skip
+                                  "agent_reset", "sensor_demand", "sensor_meta"])  # fmt: skip
 def test_json_payloads_are_utf8_objects(name):
     payload = payload_of(SAMPLES[name])
     assert isinstance(json.loads(payload.decode("utf-8")), dict)
@@ -637,7 +671,7 @@ def test_json_payloads_are_utf8_objects(name):
 
 DOC_JSON_FIELDS = {
     "hello": {"protocol_version", "simulator", "session_start_utc", "map", "source", "lockstep", "seed",
-              "physics_hz", "agents", "scene"},
+              "physics_hz", "agents", "scene", "features"},
     "client_hello": {"protocol_version", "client", "role", "agent", "can_ports"},
     "error": {"code", "message"},
     "episode": {"episode_id", "episode", "reset_epoch", "step", "stamp_ns", "episode_time_s", "state",
@@ -645,6 +679,7 @@ DOC_JSON_FIELDS = {
     "set_state": {"state"},
     "reset_session": {"reason"},
     "agent_reset": {"agent", "x_m", "y_m", "yaw_rad"},
+    "sensor_demand": {"agent", "sensors"},
     "sensor_meta": {"agent", "vehicle", "utm_epsg", "world_origin_utm", "sensors"},
 }  # fmt: skip
 
@@ -889,6 +924,7 @@ JSON_DECODERS = {
     "SET_STATE": (json_codecs.decode_set_state, "set_state"),
     "RESET_SESSION": (json_codecs.decode_reset_session, "reset_session"),
     "AGENT_RESET": (json_codecs.decode_agent_reset, "agent_reset"),
+    "SENSOR_DEMAND": (json_codecs.decode_sensor_demand, "sensor_demand"),
     "SENSOR_META": (json_codecs.decode_sensor_meta, "sensor_meta"),
 }
 
@@ -953,6 +989,7 @@ REQUIRED_FIELDS = [
     *(("EPISODE", (), name) for name in sorted(DOC_JSON_FIELDS["episode"])),
     ("SET_STATE", (), "state"),
     *(("AGENT_RESET", (), name) for name in sorted(DOC_JSON_FIELDS["agent_reset"])),
+    *(("SENSOR_DEMAND", (), name) for name in sorted(DOC_JSON_FIELDS["sensor_demand"])),
     *(("SENSOR_META", (), name) for name in sorted(DOC_JSON_FIELDS["sensor_meta"])),
     *(
         ("SENSOR_META", ("sensors", 1), name)

@@ -334,6 +334,7 @@ JSON_DECODERS = {
     "SET_STATE": json_codecs.decode_set_state,
     "RESET_SESSION": json_codecs.decode_reset_session,
     "AGENT_RESET": json_codecs.decode_agent_reset,
+    "SENSOR_DEMAND": json_codecs.decode_sensor_demand,
     "SENSOR_META": json_codecs.decode_sensor_meta,
 }
 
@@ -347,6 +348,7 @@ VALID_JSON: dict[str, dict[str, Any]] = {
     "SET_STATE": {"state": 1},
     "RESET_SESSION": {"reason": "test"},
     "AGENT_RESET": {"agent": 0, "x_m": 1.0, "y_m": 2.0, "yaw_rad": 0.5},
+    "SENSOR_DEMAND": {"agent": 0, "sensors": [0, 2]},
     "SENSOR_META": json.loads(
         encode(
             SensorMeta(

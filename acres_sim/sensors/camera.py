@@ -360,6 +360,14 @@ class Camera:
         """An image (the rig's name for ``render``)."""
         return self.render(scene, state, agents=agents, crop=crop)
 
+    def skip(self) -> None:
+        """An image nobody wants: nothing to cast, nothing to move on (the camera has no noise)."""
+
+    @property
+    def rays_cast(self) -> int:
+        """The pixel rays cast so far."""
+        return self._fan.rays_cast
+
     def wire_frame(self, *, step: int, stamp_ns: int, sensor: int, data: FrameData) -> bytes:
         """The CAMERA frame of an image."""
         height, width, _ = data.shape

@@ -233,6 +233,15 @@ class Lidar:
         """A scan (the rig's name for ``scan``)."""
         return self.scan(scene, state, agents=agents, crop=crop)
 
+    def skip(self) -> None:
+        """A scan nobody wants: no ray is cast, the noise of the scan is drawn and dropped."""
+        self._rng.standard_normal(self._params.points, dtype=np.float32)
+
+    @property
+    def rays_cast(self) -> int:
+        """The beams cast so far."""
+        return self._fan.rays_cast
+
     def wire_frame(self, *, step: int, stamp_ns: int, sensor: int, data: FrameData) -> bytes:
         """The LIDAR frame of a cloud."""
         columns, rings, _ = data.shape

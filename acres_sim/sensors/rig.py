@@ -143,6 +143,9 @@ class SensorRig:
             raise ParamsError(f"the {params.vehicle}'s rig has two sensors on one mount: {indices}")
         self.sensors: tuple[MountedSensor, ...] = tuple(mounted)
         self.crop = crop
+        # The mounts whose frames someone wants (SENSOR_DEMAND); None: every sensor's.
+        self.wanted: frozenset[int] | None = None
+        self.skipped = 0  # due frames not made because nobody wanted them
 
     @classmethod
     def of(
@@ -166,15 +169,28 @@ class SensorRig:
         """Whether any sensor makes a frame at physics step ``step``."""
         return any(is_due(step, s.rate_hz) for s in self.sensors)
 
+    @property
+    def rays_cast(self) -> int:
+        """The rays its sensors have cast so far."""
+        return sum(s.model.rays_cast for s in self.sensors)
+
     def capture(
         self, agent: int, step: int, scene: Scene, state: VehicleState, others: Sequence[Box]
     ) -> tuple[SensorFrame, ...]:
-        """The frames of the sensors due at ``step`` from ``state``, seeing ``others``, in mount order."""
-        return tuple(
-            SensorFrame(agent, s.index, s.model, s.model.capture(scene, state, agents=others, crop=self.crop))
-            for s in self.sensors
-            if is_due(step, s.rate_hz)
-        )
+        """The frames of the wanted sensors due at ``step`` from ``state``, seeing ``others``, in
+        mount order; a due sensor nobody wants skips its frame (``SensorModel.skip``)."""
+        wanted = self.wanted
+        frames = []
+        for s in self.sensors:
+            if not is_due(step, s.rate_hz):
+                continue
+            if wanted is not None and s.index not in wanted:
+                s.model.skip()
+                self.skipped += 1
+                continue
+            data = s.model.capture(scene, state, agents=others, crop=self.crop)
+            frames.append(SensorFrame(agent, s.index, s.model, data))
+        return tuple(frames)
 
 
 def capture_all(

@@ -58,6 +58,16 @@ class SensorModel(Protocol):
         """The frame on the simulator's wire, for the sensor at position ``sensor`` of SENSOR_META."""
         ...
 
+    def skip(self) -> None:
+        """A due frame that nobody wants: cast nothing, but move on whatever state a frame moves on
+        (the LiDAR's noise), so that the frames made later are those of a sensor that made them all."""
+        ...
+
+    @property
+    def rays_cast(self) -> int:
+        """The rays cast so far (a frame from the pose of the one before casts none)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class SensorFrame:
@@ -132,6 +142,7 @@ class MountedFan(Generic[Product]):
         self._backend = backend
         self._make = make
         self._last: tuple[_Key, Product] | None = None
+        self.rays_cast = 0
 
     def product(
         self, scene: Scene, state: VehicleState, agents: tuple[Box, ...], crop: bool
@@ -154,6 +165,7 @@ class MountedFan(Generic[Product]):
             crop=crop,
             world=world,
         )
+        self.rays_cast += len(self.fan.directions)
         made = self._make(Cast(hits, origin, rotation, world, scene, agents))
         self._last = (key, made)
         return made, False

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from acres_bridge.wire import PROTOCOL_VERSION, AgentEntry, ClientHello, ErrorReply, Hello, encode
+from acres_bridge.wire.messages import SENSOR_DEMAND_FEATURE
 from acres_sim import __version__
 from acres_sim.clock import PHYSICS_RATE_HZ as PHYSICS_HZ
 from acres_sim.server.clients import Client, Clients
@@ -38,6 +39,7 @@ def session_hello(world: World, agents: Sequence[AgentEntry]) -> Hello:
         physics_hz=PHYSICS_HZ,
         agents=tuple(agents),
         scene=scene_layout(world.scene, world.map_name),
+        features=(SENSOR_DEMAND_FEATURE,),
     )
 
 

@@ -43,6 +43,7 @@ from acres_bridge.wire import (
     EpisodeInfo,
     ProtocolError,
     ResetSession,
+    SensorDemand,
     SetState,
     StepDone,
     StepRequest,
@@ -308,6 +309,8 @@ class SimServer:
             self.commands.take(connection, message.seq, message)
         elif isinstance(message, StepRequest) and connection.listener == "control":
             self._step_request(connection, message)
+        elif isinstance(message, SensorDemand) and connection.listener == "control":
+            self._want_frames(message)
         elif isinstance(message, SetState):
             self._set_state(SimState(message.state))
         elif isinstance(message, ResetSession):
@@ -324,6 +327,20 @@ class SimServer:
                 f"unexpected/{connection.listener}/{type(message).__name__}",
                 f"{connection.listener}/{connection.agent}: unexpected {type(message).__name__} ignored",
             )
+
+    def _want_frames(self, demand: SensorDemand) -> None:
+        """SENSOR_DEMAND: make only the frames someone wants, from the next step."""
+        world = self.world
+        if not 0 <= demand.agent < len(world.agent_names):
+            _log.warning("SENSOR_DEMAND of unknown agent %d ignored", demand.agent)
+            return
+        rig = world.sensors(demand.agent)
+        if rig is None or rig.wanted == frozenset(demand.sensors):
+            return
+        world.want_frames(demand.agent, demand.sensors)
+        mounts = world.agent(demand.agent).params.mounts
+        names = [mounts[i].frame if i < len(mounts) else f"#{i}" for i in sorted(demand.sensors)]
+        _log.info("agent %d: frames wanted of %s", demand.agent, ", ".join(names) or "no sensor")
 
     def _can_commands(self, can: CanPort) -> None:
         """The frames a controller sent on a Maxxum's CAN bus, as tractor commands."""
@@ -431,7 +448,17 @@ class SimServer:
     def _flush_all(self) -> None:
         self.clients.flush_all()
 
+    def perception_summary(self) -> str:
+        """Each agent's frames made and not wanted, and the rays cast (logged at the end)."""
+        parts = []
+        for index in range(len(self.world.agent_names)):
+            rig = self.world.sensors(index)
+            if rig is not None:
+                parts.append(f"agent {index}: {rig.rays_cast} rays cast, {rig.skipped} frames not wanted")
+        return "perception: " + ("; ".join(parts) if parts else "off")
+
     def close(self) -> None:
+        _log.info("%s", self.perception_summary())
         self.renders.close()
         for observer in self._observers:
             observer.close()

@@ -16,7 +16,7 @@ bus) unless the autopilot or ``set_command`` drives it; without commands its saf
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Final
 
@@ -203,6 +203,12 @@ class World:
     def sensors(self, index: int) -> SensorRig | None:
         """The sensor rig of agent ``index``; None when the world makes no sensor frames."""
         return self._agent(index).sensors
+
+    def want_frames(self, index: int, sensors: Iterable[int]) -> None:
+        """Make only these sensors' frames of agent ``index`` (mount indices), from the next step."""
+        rig = self._agent(index).sensors
+        if rig is not None:
+            rig.wanted = frozenset(sensors)
 
     @property
     def state(self) -> SimState:

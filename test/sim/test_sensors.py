@@ -50,6 +50,13 @@ class Thermal:
             step=step, stamp_ns=stamp_ns, sensor=sensor, width=4, height=2, pixels=data
         )
 
+    def skip(self) -> None:
+        """Nothing to move on."""
+
+    @property
+    def rays_cast(self) -> int:
+        return 8 * len(self.captured)
+
 
 def with_thermal(model: Thermal) -> dict[Vehicle, tuple[RigEntry, ...]]:
     def make(_vehicle: VehicleParams, _options: RigOptions) -> SensorModel:

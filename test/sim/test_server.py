@@ -27,6 +27,7 @@ from acres_bridge.wire import (
     Hello,
     InsSample,
     ReportFlags,
+    SensorDemand,
     SensorMeta,
     SetState,
     StepDone,
@@ -299,6 +300,34 @@ def test_a_second_of_steps_sends_ten_clouds_and_ten_images_before_the_mark(serve
     assert [i.step for i in images] == list(range(12, 121, 12))
     assert all((c.columns, c.rings, len(c.points)) == (1800, 32, 921_600) for c in clouds)
     assert all((i.width, i.height, len(i.pixels)) == (896, 512, 1_376_256) for i in images)
+
+
+def _perception(control: Client, sensor: Client, request: int, steps: int) -> list[object]:
+    control.send(StepRequest(request_id=request, steps=steps))
+    data = sensor.until(StreamMark)
+    control.until(StepDone)
+    return [m for m in data if isinstance(m, LidarScan | CameraImage)]
+
+
+def test_only_the_frames_a_sensor_demand_wants_are_made_and_those_are_the_ones_made_anyway(
+    serve,  # type: ignore[no-untyped-def]
+) -> None:
+    demanding, every = serve(perception=True), serve(perception=True)
+    (control, sensor, hello), (control_all, sensor_all, _) = connect(demanding), connect(every)
+    assert "sensor_demand" in hello.features
+    rig = demanding.world.sensors(0)
+    assert rig is not None
+    lidar = next(i for i, m in enumerate(demanding.world.agent(0).params.mounts) if m.frame == "lidar")
+    control.send(SensorDemand(agent=0, sensors=()))  # nobody wants a frame: no ray is cast
+    assert _perception(control, sensor, 1, 24) == []
+    assert (rig.rays_cast, rig.skipped) == (0, 4)
+    control.send(SensorDemand(agent=0, sensors=(lidar,)))  # the LiDAR is wanted again
+    wanted = _perception(control, sensor, 2, 12)
+    assert [(type(m).__name__, m.step) for m in wanted] == [("LidarScan", 36)]  # its own schedule
+    assert rig.skipped == 5  # the camera's frame of step 36
+    made = [m for m in _perception(control_all, sensor_all, 1, 36) if isinstance(m, LidarScan)]
+    assert [m.step for m in made] == [12, 24, 36]
+    assert wanted[0] == made[-1]  # the skipped scans drew their noise: the same cloud
 
 
 def _meta(agents: Sequence[AgentSpec], source: Source) -> SensorMeta:

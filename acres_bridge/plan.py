@@ -98,6 +98,7 @@ _NODE_PARAMETERS: dict[str, tuple[str, ...]] = {
         "reconnect_interval_s",
         "step_timeout_s",
         "simulation_control",
+        "sensors_on_demand",
         "can_udp_port",
         "vehicle",
         "allow_unfenced_commands",
@@ -131,6 +132,7 @@ class BridgeConfig:
     reconnect_interval_s: float = 0.5
     step_timeout_s: float = 60.0
     simulation_control: bool = True
+    sensors_on_demand: bool = True
     publish_clock: bool = True
     frame_prefix: str = ""
     utm_frame: str = "utm"
@@ -224,6 +226,7 @@ PARAMETER_DESCRIPTIONS: dict[str, str] = {
     "reconnect_interval_s": "how often to retry while the simulator is away",
     "step_timeout_s": "the longest wait for an acknowledged step request",
     "simulation_control": "serve /step_simulation, /simulate_steps, /reset_simulation, ...",
+    "sensors_on_demand": "have the simulator make only the LiDAR and camera frames someone reads",
     "publish_clock": "publish /clock (false on a second bridge of the same session)",
     "frame_prefix": "prefix of the vehicle's frames, e.g. polaris2/",
     "utm_frame": "the frame of the poses",

@@ -35,6 +35,7 @@ class BusSubscription:
     bus: SampleBus
     key: str
     callback: Callback
+    wants: Callable[[], bool] | None = None  # whether it wants samples now (None: always)
 
     def close(self) -> None:
         self.bus._unsubscribe(self)
@@ -118,8 +119,12 @@ class SampleBus:
             drains = list(self._drains)
         return all(drain(max(0.0, deadline - time.monotonic())) for drain in drains)
 
-    def subscribe(self, key: str, callback: Callback) -> BusSubscription:
-        subscription = BusSubscription(self, key, callback)
+    def subscribe(
+        self, key: str, callback: Callback, *, wants: Callable[[], bool] | None = None
+    ) -> BusSubscription:
+        """Hand each sample of `key` to `callback`; `wants` tells whether the subscriber wants
+        samples now (a node whose own topic nobody reads: the simulator need not make them)."""
+        subscription = BusSubscription(self, key, callback, wants)
         with self._lock:
             channel = self._channel(key)
             channel.subscribers = (*channel.subscribers, subscription)
@@ -134,6 +139,12 @@ class SampleBus:
             channel = self._channels.get(subscription.key)
             if channel is not None:
                 channel.subscribers = tuple(s for s in channel.subscribers if s is not subscription)
+
+    def wanted(self, key: str) -> bool:
+        """Whether a subscriber of `key` in this process wants its samples now."""
+        channel = self._channels.get(key)
+        subscribers = () if channel is None else channel.subscribers
+        return any(s.wants is None or s.wants() for s in subscribers)
 
     def subscriber_count(self, key: str) -> int:
         channel = self._channels.get(key)

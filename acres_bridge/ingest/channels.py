@@ -335,6 +335,11 @@ class SampleOutlet(Generic[S]):
             self._checked_at = now
         return self._remote
 
+    def wanted(self) -> bool:
+        """Whether anyone wants this channel's samples now: a node of this process that says so, or
+        a subscriber of the internal topic in another process."""
+        return self._bus.wanted(self.key) or self._publisher.get_subscription_count() > 0
+
     def publish(self, sample: S) -> None:
         self._bus.publish(self.key, sample)
         if self._latched or self._remote_subscribers():
@@ -400,11 +405,15 @@ class SampleSubscription(Generic[S]):
         agent: int = 0,
         bus: SampleBus = BUS,
         remote: bool = True,
+        wants: Callable[[], bool] | None = None,
     ) -> None:
+        """`wants`: whether the node wants samples now (in-process only; from another process the
+        subscription of the internal topic is the interest)."""
         self._node = node
         self._channel = channel
         self._remote = remote
         self._callback = callback
+        self._wants = wants
         self._bus = bus
         self.key = channel.key(namespace, agent)
         self._lock = threading.Lock()
@@ -428,7 +437,7 @@ class SampleSubscription(Generic[S]):
                 if self._ros_subscription is not None:
                     self._node.destroy_subscription(self._ros_subscription)
                     self._ros_subscription = None
-                self._bus_subscription = self._bus.subscribe(self.key, self._callback)
+                self._bus_subscription = self._bus.subscribe(self.key, self._callback, wants=self._wants)
             elif not local and self._ros_subscription is None:
                 if self._bus_subscription is not None:
                     self._bus_subscription.close()

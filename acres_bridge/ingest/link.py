@@ -17,7 +17,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from acres_bridge import __version__
@@ -37,6 +37,7 @@ from acres_bridge.wire import (
     Hello,
     ProtocolError,
     ResetSession,
+    SensorDemand,
     SetState,
     SimState,
     StepDone,
@@ -47,6 +48,7 @@ from acres_bridge.wire import (
 )
 from acres_bridge.wire.can import CanFrame
 from acres_bridge.wire.frames import FROM_SIMULATOR_KINDS, Frame
+from acres_bridge.wire.messages import SENSOR_DEMAND_FEATURE
 
 __all__ = ["SimulatorLink", "receive_into"]
 
@@ -254,11 +256,17 @@ class SimulatorLink:
     def send(self, agent: int, sample: object) -> bool:
         """Send one sample of the bridge's nodes for an agent where its kind goes: a CAN frame on the
         agent's CAN transport, a reset on the control channel, any other (a vehicle command, which
-        carries a seq) numbered on the agent's vehicle channel. False when it could not be sent."""
+        carries a seq) numbered on the agent's vehicle channel; a SENSOR_DEMAND on the control
+        channel, to a simulator whose HELLO lists it. False when it could not be sent."""
         if isinstance(sample, CanFrame):
             return self.send_can(agent, (sample,))
         if isinstance(sample, AgentReset):
             return self.reset_agent(agent, sample.x_m, sample.y_m, sample.yaw_rad)
+        if isinstance(sample, SensorDemand):
+            hello = self._hello
+            if hello is None or SENSOR_DEMAND_FEATURE not in hello.features:
+                return False
+            return self._send_control(encode(replace(sample, agent=agent)))
         return self.send_command(agent, sample)
 
     def _send_control(self, data: bytes) -> bool:

@@ -51,17 +51,19 @@ from acres_bridge.ingest.deliveries import (
     StepDelivery,
     delivery_message,
 )
+from acres_bridge.ingest.frame_demand import FrameDemand
 from acres_bridge.ingest.link import SimulatorLink
 from acres_bridge.ingest.simulation_control import SimulationControl
 from acres_bridge.ingest.steps import StepOutcome
 from acres_bridge.pace import PaceMeter
 from acres_bridge.shutdown import add_shutdown_hook, remove_shutdown_hook
-from acres_bridge.wire import Clock, EpisodeInfo, Hello, SensorMeta, SimState
-from acres_bridge.wire.vocabulary import Vehicle
+from acres_bridge.wire import CameraImage, Clock, EpisodeInfo, Hello, LidarScan, SensorMeta, SimState
+from acres_bridge.wire.vocabulary import SensorKind, Vehicle
 
 __all__ = ["IngestNode"]
 
 MAX_AGENTS = 16
+_DEMAND_CHECK_S = 0.5  # how often the frames wanted are checked besides each step request
 
 
 class _PublishedSteps:
@@ -78,13 +80,17 @@ class _PublishedSteps:
         bus: SampleBus,
         ledger: DeliveryLedger,
         report: Callable[[StepDelivery], None],
+        before_request: Callable[[], None] = lambda: None,
     ) -> None:
+        """`before_request` runs before each step request goes (the frames wanted are sent)."""
         self._link = link
         self._bus = bus
         self._ledger = ledger
         self._report = report
+        self._before_request = before_request
 
     def request_steps(self, steps: int, *, timeout_s: float) -> StepOutcome:
+        self._before_request()
         self._ledger.open()
         outcome = self._link.request_steps(steps, timeout_s=timeout_s)
         if outcome.ok and not self._bus.drain(timeout_s):
@@ -127,6 +133,7 @@ class IngestNode(Node):
         reconnect_s = self.declare_parameter("reconnect_interval_s", 0.5).value
         step_timeout_s = self.declare_parameter("step_timeout_s", 60.0).value
         serve_control = self.declare_parameter("simulation_control", True).value
+        on_demand = bool(self.declare_parameter("sensors_on_demand", True).value)
         can_udp_port = int(self.declare_parameter("can_udp_port", 0).value)
         if not 0 <= can_udp_port < 65536:
             raise ParameterError(f"parameter can_udp_port must be a UDP port or 0; found {can_udp_port}")
@@ -161,10 +168,13 @@ class IngestNode(Node):
             can_udp_port=can_udp_port,
             logger=self.get_logger(),
         )
+        self._frame_demand = FrameDemand(self.connection.send, enabled=on_demand)
         self.control = (
             SimulationControl(
                 self,
-                _PublishedSteps(self.connection, bus, ledger, self._delivery_reporter()),
+                _PublishedSteps(
+                    self.connection, bus, ledger, self._delivery_reporter(), self._update_frame_demand
+                ),
                 self.episode,
                 step_timeout_s=float(step_timeout_s),
                 pace=lambda: self.pace.factor(time.monotonic_ns()),
@@ -172,6 +182,7 @@ class IngestNode(Node):
             if serve_control
             else None
         )
+        self.create_timer(_DEMAND_CHECK_S, self._update_frame_demand)  # a session running free
         self._abort_steps = lambda: self.connection.abort_pending("the bridge is shutting down")
         add_shutdown_hook(self._abort_steps)
         self._publish_session()
@@ -232,6 +243,22 @@ class IngestNode(Node):
 
         return send
 
+    def _update_frame_demand(self) -> None:
+        """Tell the simulator which sensors' frames anyone wants (acres_bridge.ingest.frame_demand)."""
+        with self._lock:
+            metas = list(self._metas)
+
+        def wanted(agent: int) -> dict[SensorKind, bool]:
+            return {
+                kind: outlet is not None and outlet.wanted()
+                for kind, outlet in (
+                    (SensorKind.LIDAR, self._outlets.get((LidarScan, agent))),
+                    (SensorKind.CAMERA, self._outlets.get((CameraImage, agent))),
+                )
+            }
+
+        self._frame_demand.update(metas, wanted)
+
     def episode(self) -> EpisodeInfo | None:
         """The last episode message of the current session, None while not connected."""
         return self._last_episode
@@ -245,6 +272,7 @@ class IngestNode(Node):
             )
         for entry in hello.agents[:MAX_AGENTS]:
             self._add_agent(entry.index, entry.vehicle)
+        self._frame_demand.forget()
         with self._lock:
             self._hello = hello
             self._metas = [None] * len(hello.agents)

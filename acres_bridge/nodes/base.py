@@ -62,6 +62,10 @@ class StepPublisher:
         for tap in self._taps.taps.get(self.topic, ()):
             tap(message)
 
+    def wanted(self) -> bool:
+        """Whether anyone reads the topic now: a subscriber, or a tap (the live view)."""
+        return self.publisher.get_subscription_count() > 0 or bool(self._taps.taps.get(self.topic))
+
     def close(self) -> None:
         """Leave the report and the taps (the publisher itself ends with its node)."""
         self._ledger.unregister(self.topic)
@@ -141,15 +145,23 @@ class SubsystemNode(Node):
         return CommandSubscription(self, spec, self._guarded(callback, f"a {name} message"))
 
     def samples(
-        self, channel: IngestChannel[S], callback: Callable[[S], None], *, agent: int | None = None
+        self,
+        channel: IngestChannel[S],
+        callback: Callable[[S], None],
+        *,
+        agent: int | None = None,
+        wants: Callable[[], bool] | None = None,
     ) -> None:
-        """Deliver a channel of the ingest to callback (in-process when the ingest is here)."""
+        """Deliver a channel of the ingest to callback (in-process when the ingest is here);
+        `wants` says whether the node wants them now (default: always), which decides whether the
+        simulator makes a sensor's frames at all (acres_bridge.ingest.frame_demand)."""
         source = SampleSubscription(
             self,
             channel,
             self._guarded(callback, f"a {channel.sample_type.__name__} sample"),
             namespace=self.ingest_namespace,
             agent=self.agent if agent is None else agent,
+            wants=wants,
         )
         self._sources.append(source)
 

@@ -77,8 +77,9 @@ class Perception(SubsystemNode):
         self._worker.start()
         self._remove_drain = BUS.add_drain(self.queue.join)  # an ingest in this process waits on it
         self.samples(SESSION, self._on_session, agent=0)
-        self.samples(LIDAR, self._on_lidar)
-        self.samples(CAMERA, self._on_camera)
+        # Frames nobody reads are not made (acres_bridge.ingest.frame_demand).
+        self.samples(LIDAR, self._on_lidar, wants=self._points.wanted)
+        self.samples(CAMERA, self._on_camera, wants=lambda: self._image.wanted() or self._info.wanted())
 
     # ---- the session -------------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from acres_sim.sensors.camera import POLARIS_CAMERA, Camera, camera_mount
 from acres_sim.sensors.lidar import POLARIS_LIDAR
 from acres_sim.vehicles.params import POLARIS
 
-from .conftest import LATCHED, Processes, Ros, free_port
+from .conftest import LATCHED, Processes, Ros, free_port, wait_for_line
 
 pytestmark = pytest.mark.integration
 
@@ -221,3 +221,22 @@ def test_free_run_with_a_slow_subscriber_keeps_publishing_in_bounded_memory(proc
         assert re.search(r"\((\d+) lidar frames dropped so far\)", line)
     if os.environ.get("ACRES_TEST_VERBOSE"):
         print(f"bridge RSS {before:.0f} -> {after:.0f} MB; {len(drops)} drop warnings")
+
+
+def test_the_simulator_casts_rays_only_for_the_sensors_someone_reads(processes: Processes, ros: Ros):
+    port = free_port()
+    simulator = processes.simulator(port, perception=True)
+    processes.bridge(port)
+    episodes = ros.collect(Episode, "/sim/episode", LATCHED)
+    ros.wait_until(lambda: episodes, "the bridge to connect to the simulator")
+    wait_for_line(simulator, "agent 0: frames wanted of no sensor")  # nobody reads the cloud or the image
+    ros.step(24)  # steps 12 and 24: a cloud and an image due at each, none made
+    clouds = ros.collect(PointCloud2, "/lidar/points", deep("/lidar/points"))
+    wait_for_line(simulator, "agent 0: frames wanted of lidar")  # the bridge saw the subscriber
+    ros.step(12)  # within one period: the cloud of step 36, on the LiDAR's own schedule
+    ros.wait_until(lambda: clouds, "the cloud of step 36")
+    ros.settle()
+    assert [stamp_ns(m) for m in clouds] == [step_stamp_ns(36)]
+    simulator.stop()
+    # One scan cast (1800 x 32 beams; the Polaris stands); two clouds and three images not made.
+    assert "perception: agent 0: 57600 rays cast, 5 frames not wanted" in simulator.output

@@ -29,7 +29,9 @@ def _measure(agents: int, steps: int, warmup: int) -> tuple[float, float]:
         port = free_port()
         extra = [arg for index in range(agents) for arg in ("--agent", f"polaris{index}:polaris")]
         simulator = started.simulator(port, lockstep=True, perception=True, extra=extra)
-        process = started.bridge(port, subsystems=SUBSYSTEMS, vehicle="auto", agents="auto")
+        process = started.bridge(
+            port, subsystems=SUBSYSTEMS, vehicle="auto", agents="auto", sensors_on_demand=False
+        )
         bridge = SteppedBridge(ros, process, simulator)
         bridge.wait_paused()
         timed_batches(bridge.step, warmup)  # every agent's nodes loaded, every publisher warm

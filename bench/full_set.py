@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from acres_bridge.processes import free_port
+from acres_sim.sensors.camera import POLARIS_CAMERA
+from acres_sim.sensors.lidar import POLARIS_LIDAR
 from bench._processes import Children
 from bench._ros import BenchNode
 from bench._stats import median, spread
@@ -34,6 +36,9 @@ SIM_CPU = "simulator CPU per simulated second, full Polaris set"
 DRIVING = "lockstep, full Polaris set driving, 120 steps/call"
 DRIVING_BRIDGE_CPU = "bridge CPU per simulated second, driving"
 DRIVING_SIM_CPU = "simulator CPU per simulated second, driving"
+UNREAD = "lockstep, full Polaris set driving, nobody reading its sensors"
+UNREAD_SIM_CPU = "simulator CPU per simulated second, driving, nobody reading its sensors"
+RAYS_SAVED = "rays not cast per simulated second, nobody reading (sensors on demand)"
 ROWS = (
     (THROUGHPUT, "steps/s"),
     (BRIDGE_BOUND, "steps/s"),
@@ -42,6 +47,9 @@ ROWS = (
     (DRIVING, "steps/s"),
     (DRIVING_BRIDGE_CPU, "ms/sim s"),
     (DRIVING_SIM_CPU, "ms/sim s"),
+    (UNREAD, "steps/s"),
+    (UNREAD_SIM_CPU, "ms/sim s"),
+    (RAYS_SAVED, "rays/sim s"),
 )
 DRIVING_AIM = 10.0  # times real time
 
@@ -54,14 +62,16 @@ class _Repetition:
 
 
 def _measure(
-    settings: Settings, subsystems: tuple[str, ...], extra: tuple[str, ...] = ()
+    settings: Settings, subsystems: tuple[str, ...], extra: tuple[str, ...] = (), *, on_demand: bool = False
 ) -> tuple[int, list[_Repetition]]:
-    """(steps per repetition, the repetitions) of one session stepped in calls of BATCH."""
+    """(steps per repetition, the repetitions) of one session stepped in calls of BATCH. Nothing
+    reads the bridge's topics; without `on_demand` the bridge has the simulator make every frame
+    anyway (sensors_on_demand false), as a session whose stack reads them all."""
     repetitions, steps, warmup = settings.pick((5, 1200, 240), (1, 360, 120))
     with Children() as started, BenchNode() as ros:
         port = free_port()
         simulator = started.simulator(port, lockstep=True, perception=True, extra=extra)
-        process = started.bridge(port, subsystems=subsystems)
+        process = started.bridge(port, subsystems=subsystems, sensors_on_demand=on_demand)
         bridge = SteppedBridge(ros, process, simulator)
         bridge.wait_paused()
         timed_batches(bridge.step, warmup)
@@ -124,6 +134,37 @@ def _driving_rows(settings: Settings) -> tuple[Row, ...]:
     )
 
 
+def _unread_rows(settings: Settings) -> tuple[Row, ...]:
+    steps, reps = _measure(settings, DRIVING_SUBSYSTEMS, ("--autopilot",), on_demand=True)
+    rate = median([steps / rep.wall for rep in reps])
+    _, sim_ms = _per_sim_s_ms(steps, reps)
+    rays = round(POLARIS_LIDAR.rate_hz) * POLARIS_LIDAR.points + round(POLARIS_CAMERA.rate_hz) * (
+        POLARIS_CAMERA.width * POLARIS_CAMERA.height
+    )
+    return (
+        Row(
+            name=UNREAD,
+            value=rate,
+            unit="steps/s",
+            notes=f"{rate / STEPS_PER_SIM_S:.1f}x real time: the driving row with the bridge's "
+            f"sensors_on_demand (its default); {_provenance(steps, reps)}",
+        ),
+        Row(
+            name=UNREAD_SIM_CPU,
+            value=sim_ms,
+            unit="ms/sim s",
+            notes="the driving row's simulator when nobody subscribes to the cloud or the image: "
+            "SENSOR_DEMAND wants no frame, no ray is cast, the LiDAR's noise is still drawn",
+        ),
+        Row(
+            name=RAYS_SAVED,
+            value=float(rays),
+            unit="rays/sim s",
+            notes="10 clouds of 1800 x 32 beams and 10 images of 896 x 512 pixels per simulated second",
+        ),
+    )
+
+
 def run(settings: Settings) -> Outcome:
     steps, reps = _measure(settings, SUBSYSTEMS)
     rates = [steps / rep.wall for rep in reps]
@@ -160,6 +201,7 @@ def run(settings: Settings) -> Outcome:
                 notes="parked Polaris: ray casts reused, the LiDAR's noise drawn anew for every cloud",
             ),
             *_driving_rows(settings),
+            *_unread_rows(settings),
         )
     )
 

@@ -146,6 +146,7 @@ class SimServer:
         self.hello = session_hello(world, agents)
         self._handshake = Handshake(world, self.hello, self.clients, on_control=self._on_control)
         self._stopping = False
+        self._demands: dict[Client, dict[int, frozenset[int]]] = {}  # SENSOR_DEMAND, by bridge
         self._recv_buffer = bytearray(1 << 20)
         self._recv_view = memoryview(self._recv_buffer)
         self.pacer = RealTimePacer(1.0 / PHYSICS_HZ, report_interval_s=pace_report_s)
@@ -224,6 +225,9 @@ class SimServer:
     def _on_drop(self, connection: Client) -> None:
         if connection.listener == "control" and connection.ready:
             self._share_bridge_hosts()
+            if self._demands.pop(connection, None) is not None:
+                for agent in range(len(self.world.agent_names)):
+                    self._make_wanted_frames(agent)
 
     def _drop(self, connection: Client, reason: str) -> None:
         self.clients.drop(connection, reason)
@@ -310,7 +314,7 @@ class SimServer:
         elif isinstance(message, StepRequest) and connection.listener == "control":
             self._step_request(connection, message)
         elif isinstance(message, SensorDemand) and connection.listener == "control":
-            self._want_frames(message)
+            self._want_frames(connection, message)
         elif isinstance(message, SetState):
             self._set_state(SimState(message.state))
         elif isinstance(message, ResetSession):
@@ -328,19 +332,37 @@ class SimServer:
                 f"{connection.listener}/{connection.agent}: unexpected {type(message).__name__} ignored",
             )
 
-    def _want_frames(self, demand: SensorDemand) -> None:
-        """SENSOR_DEMAND: make only the frames someone wants, from the next step."""
-        world = self.world
-        if not 0 <= demand.agent < len(world.agent_names):
+    def _want_frames(self, connection: Client, demand: SensorDemand) -> None:
+        """SENSOR_DEMAND of one bridge: what it wants of an agent's frames, from the next step."""
+        if not 0 <= demand.agent < len(self.world.agent_names):
             _log.warning("SENSOR_DEMAND of unknown agent %d ignored", demand.agent)
             return
-        rig = world.sensors(demand.agent)
-        if rig is None or rig.wanted == frozenset(demand.sensors):
+        self._demands.setdefault(connection, {})[demand.agent] = frozenset(demand.sensors)
+        self._make_wanted_frames(demand.agent)
+
+    def _make_wanted_frames(self, agent: int) -> None:
+        """Make the frames of an agent that any bridge wants: every frame while one of them has
+        said nothing of the agent (a bridge wants all until it says otherwise), else the union."""
+        world = self.world
+        rig = world.sensors(agent)
+        if rig is None:
             return
-        world.want_frames(demand.agent, demand.sensors)
-        mounts = world.agent(demand.agent).params.mounts
-        names = [mounts[i].frame if i < len(mounts) else f"#{i}" for i in sorted(demand.sensors)]
-        _log.info("agent %d: frames wanted of %s", demand.agent, ", ".join(names) or "no sensor")
+        sets = [
+            self._demands.get(c, {}).get(agent)
+            for c in self._connections
+            if c.listener == "control" and c.ready
+        ]
+        wanted = None if not sets or None in sets else frozenset().union(*(s for s in sets if s is not None))
+        if wanted == rig.wanted:
+            return
+        world.want_frames(agent, wanted)
+        mounts = world.agent(agent).params.mounts
+        names = (
+            "every sensor"
+            if wanted is None
+            else ", ".join(mounts[i].frame if i < len(mounts) else f"#{i}" for i in sorted(wanted))
+        )
+        _log.info("agent %d: frames wanted of %s", agent, names or "no sensor")
 
     def _can_commands(self, can: CanPort) -> None:
         """The frames a controller sent on a Maxxum's CAN bus, as tractor commands."""

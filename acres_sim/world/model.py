@@ -204,11 +204,12 @@ class World:
         """The sensor rig of agent ``index``; None when the world makes no sensor frames."""
         return self._agent(index).sensors
 
-    def want_frames(self, index: int, sensors: Iterable[int]) -> None:
-        """Make only these sensors' frames of agent ``index`` (mount indices), from the next step."""
+    def want_frames(self, index: int, sensors: Iterable[int] | None) -> None:
+        """Make only these sensors' frames of agent ``index`` (mount indices; None: every sensor's),
+        from the next step."""
         rig = self._agent(index).sensors
         if rig is not None:
-            rig.wanted = frozenset(sensors)
+            rig.wanted = None if sensors is None else frozenset(sensors)
 
     @property
     def state(self) -> SimState:

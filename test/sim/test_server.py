@@ -8,7 +8,7 @@ import socket
 import struct
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 import pytest
@@ -330,6 +330,29 @@ def test_only_the_frames_a_sensor_demand_wants_are_made_and_those_are_the_ones_m
     assert wanted[0] == made[-1]  # the skipped scans drew their noise: the same cloud
 
 
+def test_the_frames_any_bridge_wants_are_made_and_a_bridge_that_said_nothing_wants_all(
+    serve,  # type: ignore[no-untyped-def]
+) -> None:
+    server = serve(perception=True)
+    control, sensor, _ = connect(server)
+    second = Client(server.control_port)  # another bridge of the session (its own agents)
+    assert isinstance(second.next(), Hello)
+    second.send(ClientHello(protocol_version=PROTOCOL_VERSION, client="test", role="control"))
+    assert isinstance(second.next(), EpisodeInfo)
+    rig = server.world.sensors(0)
+    assert rig is not None
+    lidar = next(i for i, m in enumerate(server.world.agent(0).params.mounts) if m.frame == "lidar")
+    control.send(SensorDemand(agent=0, sensors=()))
+    made = _perception(control, sensor, 1, 12)  # the second bridge has said nothing of agent 0
+    assert sorted(type(m).__name__ for m in made) == ["CameraImage", "LidarScan"]
+    second.send(SensorDemand(agent=0, sensors=(lidar,)))
+    _until(lambda: rig.wanted == {lidar}, "the second bridge's demand")
+    assert [type(m).__name__ for m in _perception(control, sensor, 2, 12)] == ["LidarScan"]
+    second.sock.close()  # the bridge that wanted the LiDAR goes
+    _until(lambda: rig.wanted == frozenset(), "the demand of the bridge left")
+    assert _perception(control, sensor, 3, 12) == []
+
+
 def _meta(agents: Sequence[AgentSpec], source: Source) -> SensorMeta:
     world = World(seed=1, start_utc=START, agents=agents, source=source)
     return sensor_meta(world, 0)
@@ -442,6 +465,13 @@ def test_the_can_bus_sends_groups_of_13_and_a_barrier_after_each_step(serve) -> 
     assert hitch_state.signals["lever_pct"] == pytest.approx(40.0, abs=0.5)  # the controller's frame arrived
 
 
+def _until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 10.0
+    while not condition():  # the server's thread takes a frame of another connection
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
 def _udp() -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind(("127.0.0.1", 0))
@@ -456,10 +486,7 @@ def test_the_can_port_a_bridge_names_in_its_hello_is_the_controller_before_it_se
         # Another sender on the bridge's host, first to speak: it is not the controller.
         hitch = j1939.encode_frame(j1939.frame_spec("HPC"), {"rear_hitch_pct": 40.0}, source=0x2A)
         stranger.sendto(encode_datagram([hitch]), ("127.0.0.1", hello.agents[0].can_port))
-        deadline = time.monotonic() + 10.0
-        while server.can_port(0).dropped["foreign"] == 0:  # the server's thread has read it
-            assert time.monotonic() < deadline, "the stranger's datagram was never read"
-            time.sleep(0.01)
+        _until(lambda: server.can_port(0).dropped["foreign"] == 1, "the stranger's datagram read")
         control.send(StepRequest(request_id=1, steps=12))
         control.until(StepDone)
         frames = []  # the named port gets the tractor's frames without having sent a datagram

@@ -36,7 +36,7 @@ from acres_bridge.wire import (
     StreamMark,
     decode,
 )
-from acres_bridge.wire.can import decode_datagram, encode_datagram, is_barrier
+from acres_bridge.wire.can import CanFrame, decode_datagram, encode_datagram, is_barrier
 from acres_bridge.wire.clock import MAX_STEPS_PER_REQUEST
 from acres_bridge.wire.dbw import COMMAND_FLAG_ENABLE
 from acres_bridge.wire.maxxum import Difflock, ImplementControls, MaxxumCommand, MaxxumObservation
@@ -437,20 +437,31 @@ def test_a_maxxum_is_observed_at_10_hz_and_driven_by_its_commands(serve) -> None
     assert observations[-1].engine_rpm > 1000.0
 
 
+# A datagram of a controller setting the rear hitch to 40 %.
+HITCH_40 = encode_datagram(
+    [j1939.encode_frame(j1939.frame_spec("HPC"), {"rear_hitch_pct": 40.0}, source=0x2A)]
+)
+
+
+def _bus_frames(bus: socket.socket, last_step: int) -> list[CanFrame]:
+    """The tractor's frames on `bus` through the barrier of `last_step`."""
+    frames: list[CanFrame] = []
+    while not frames or not (is_barrier(frames[-1]) and frames[-1].step == last_step):
+        data, _ = bus.recvfrom(65536)
+        frames += decode_datagram(data)
+    return frames
+
+
 def test_the_can_bus_sends_groups_of_13_and_a_barrier_after_each_step(serve) -> None:  # type: ignore[no-untyped-def]
     _, control, _, hello = maxxum_session(serve)
     bus = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     bus.settimeout(5.0)
     try:
-        hitch = j1939.encode_frame(j1939.frame_spec("HPC"), {"rear_hitch_pct": 40.0}, source=0x2A)
-        bus.sendto(encode_datagram([hitch]), ("127.0.0.1", hello.agents[0].can_port))
+        bus.sendto(HITCH_40, ("127.0.0.1", hello.agents[0].can_port))
         time.sleep(0.2)  # the simulator learns the controller's address from this datagram
         control.send(StepRequest(request_id=1, steps=24))
         control.until(StepDone)
-        frames = []
-        while not frames or not (is_barrier(frames[-1]) and frames[-1].step == 24):
-            data, _ = bus.recvfrom(65536)
-            frames += decode_datagram(data)
+        frames = _bus_frames(bus, 24)
     finally:
         bus.close()
     barriers = [f for f in frames if is_barrier(f)]
@@ -484,15 +495,11 @@ def test_the_can_port_a_bridge_names_in_its_hello_is_the_controller_before_it_se
     try:
         server, control, _, hello = maxxum_session(serve, can_ports=((0, bus.getsockname()[1]),))
         # Another sender on the bridge's host, first to speak: it is not the controller.
-        hitch = j1939.encode_frame(j1939.frame_spec("HPC"), {"rear_hitch_pct": 40.0}, source=0x2A)
-        stranger.sendto(encode_datagram([hitch]), ("127.0.0.1", hello.agents[0].can_port))
+        stranger.sendto(HITCH_40, ("127.0.0.1", hello.agents[0].can_port))
         _until(lambda: server.can_port(0).dropped["foreign"] == 1, "the stranger's datagram read")
         control.send(StepRequest(request_id=1, steps=12))
         control.until(StepDone)
-        frames = []  # the named port gets the tractor's frames without having sent a datagram
-        while not frames or not (is_barrier(frames[-1]) and frames[-1].step == 12):
-            data, _ = bus.recvfrom(65536)
-            frames += decode_datagram(data)
+        frames = _bus_frames(bus, 12)  # the named port gets the tractor's frames without speaking first
         assert server.can_port(0).dropped["foreign"] == 1
         decoded = [j1939.decode(f) for f in frames if not is_barrier(f)]
         hitch_state = next(d for d in decoded if d is not None and d.name == "HITCH")
@@ -520,15 +527,11 @@ def test_a_datagram_sent_right_after_the_hello_that_names_its_port_is_taken(serv
                 can_ports=((0, bus.getsockname()[1]),),
             )
         )
-        hitch = j1939.encode_frame(j1939.frame_spec("HPC"), {"rear_hitch_pct": 40.0}, source=0x2A)
-        bus.sendto(encode_datagram([hitch]), ("127.0.0.1", hello.agents[0].can_port))  # no pause
+        bus.sendto(HITCH_40, ("127.0.0.1", hello.agents[0].can_port))  # no pause
         control.until(EpisodeInfo)
         control.send(StepRequest(request_id=1, steps=24))
         control.until(StepDone)
-        frames = []
-        while not frames or not (is_barrier(frames[-1]) and frames[-1].step == 24):
-            data, _ = bus.recvfrom(65536)
-            frames += decode_datagram(data)
+        frames = _bus_frames(bus, 24)
     finally:
         bus.close()
     assert server.can_port(0).dropped["foreign"] == 0

@@ -1,9 +1,11 @@
-"""tools/build_interfaces.py: which pins force a rebuild of the interface packages."""
+"""tools/build_interfaces.py: which pins force a rebuild of the interface packages, and the order
+and concurrency of the builds."""
 
 from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
 from pathlib import Path
 from types import ModuleType
 
@@ -70,3 +72,52 @@ def test_every_interface_package_asks_for_the_generator_list(build_interfaces):
         text = manifest.read_text()
         assert "ACRES_ROSIDL_GENERATORS" in text, manifest
         assert text.index("ACRES_ROSIDL_GENERATORS") < text.index("rosidl_generate_interfaces("), manifest
+
+
+def _package(build_interfaces, tmp_path: Path, name: str, definitions: int, depends: tuple[str, ...] = ()):
+    path = tmp_path / name
+    (path / "msg").mkdir(parents=True)
+    for index in range(definitions):
+        (path / "msg" / f"M{index}.msg").write_text("int32 x\n")
+    return build_interfaces.InterfacePackage(name=name, path=path, depends=depends)
+
+
+def test_packages_build_two_at_a_time_each_after_those_it_depends_on(build_interfaces, tmp_path):
+    packages = [
+        _package(build_interfaces, tmp_path, "small", 1),
+        _package(build_interfaces, tmp_path, "after_big", 9, depends=("big", "std_msgs")),
+        _package(build_interfaces, tmp_path, "big", 5),
+        _package(build_interfaces, tmp_path, "middle", 3),
+    ]
+    events: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    together = threading.Barrier(2, timeout=30)  # the first two builds wait for each other
+    running = 0
+    most = 0
+
+    def build(package) -> None:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+            events.append(("start", package.name))
+        if package.name in ("big", "middle"):
+            together.wait()  # BrokenBarrierError unless both run at once
+        with lock:
+            running -= 1
+            events.append(("end", package.name))
+
+    build_interfaces.build_concurrently(packages, build, 2)
+    starts = [name for kind, name in events if kind == "start"]
+    assert sorted(starts) == ["after_big", "big", "middle", "small"]
+    assert starts[:2] == ["big", "middle"] or starts[:2] == ["middle", "big"]  # most definitions first
+    assert events.index(("end", "big")) < events.index(("start", "after_big"))
+    assert most == 2  # never more than the two lanes
+
+
+def test_a_failed_build_ends_the_run(build_interfaces, tmp_path):
+    def build(package) -> None:
+        raise SystemExit(f"build_interfaces: {package.name}: failed")
+
+    with pytest.raises(SystemExit, match="lonely: failed"):
+        build_interfaces.build_concurrently([_package(build_interfaces, tmp_path, "lonely", 1)], build, 2)

@@ -328,14 +328,18 @@ def main(argv: list[str] | None = None) -> int:
             continue
         stale.append(package)
 
+    def say(line: str) -> None:  # one write a line: the builds run side by side
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
     def build(package: InterfacePackage) -> None:
         started = time.monotonic()
-        print(f"build_interfaces: {package.name}: building ...", flush=True)
+        say(f"build_interfaces: {package.name}: building ...")
         cmake_build(package, prefix, args.build_dir, args.jobs, generators)
         stamp = stamp_path(prefix, package.name)
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text(prints[package.name] + "\n")
-        print(f"build_interfaces: {package.name}: built in {time.monotonic() - started:.0f} s", flush=True)
+        say(f"build_interfaces: {package.name}: built in {time.monotonic() - started:.0f} s")
 
     build_concurrently(stale, build, args.lanes)
     return 0

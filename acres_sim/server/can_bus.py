@@ -49,6 +49,7 @@ class CanPort:
         self.bridge_hosts: frozenset[str] = frozenset()  # hosts with an accepted control channel
         self._sent_since_barrier = 0
         self.dropped: Counter[str] = Counter()
+        self.taken = 0  # datagrams taken from the controller
 
     @property
     def peer(self) -> tuple[str, int] | None:
@@ -84,6 +85,7 @@ class CanPort:
                 continue
             if not self._from_controller(peer):
                 continue
+            self.taken += 1
             for frame in frames:
                 if is_barrier(frame):
                     continue

@@ -453,12 +453,12 @@ def _bus_frames(bus: socket.socket, last_step: int) -> list[CanFrame]:
 
 
 def test_the_can_bus_sends_groups_of_13_and_a_barrier_after_each_step(serve) -> None:  # type: ignore[no-untyped-def]
-    _, control, _, hello = maxxum_session(serve)
+    server, control, _, hello = maxxum_session(serve)
     bus = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     bus.settimeout(5.0)
     try:
         bus.sendto(HITCH_40, ("127.0.0.1", hello.agents[0].can_port))
-        time.sleep(0.2)  # the simulator learns the controller's address from this datagram
+        _until(lambda: server.can_port(0).taken == 1, "the datagram read")  # the controller, learnt from it
         control.send(StepRequest(request_id=1, steps=24))
         control.until(StepDone)
         frames = _bus_frames(bus, 24)
@@ -529,6 +529,10 @@ def test_a_datagram_sent_right_after_the_hello_that_names_its_port_is_taken(serv
         )
         bus.sendto(HITCH_40, ("127.0.0.1", hello.agents[0].can_port))  # no pause
         control.until(EpisodeInfo)
+        # A datagram is not ordered with a step request: wait until the server's thread took it.
+        _until(
+            lambda: server.can_port(0).taken + server.can_port(0).dropped["foreign"] > 0, "the datagram read"
+        )
         control.send(StepRequest(request_id=1, steps=24))
         control.until(StepDone)
         frames = _bus_frames(bus, 24)

@@ -22,15 +22,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from acres_bridge.geo.scalar import toward
 from acres_bridge.wire.maxxum import HitchMode
 from acres_sim.errors import ParamsError, require_finite
 
 __all__ = ["Hitch", "HitchMode", "HitchParams"]
-
-
-def _toward(value: float, target: float, max_step: float) -> float:
-    """``value`` moved towards ``target`` by at most ``max_step``."""
-    return value + min(max(target - value, -max_step), max_step)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,13 +123,13 @@ class Hitch:
         p = self._p
         max_step = p.rate_degps * dt
         if raise_hitch:
-            lift = _toward(self._lift_deg, p.lift_max_deg, max_step)
+            lift = toward(self._lift_deg, p.lift_max_deg, max_step)
         elif mode is HitchMode.DRAFT:
             set_point = (1.0 - min(max(lever, 0.0), 1.0)) * p.draft_full_scale_n
             rate = p.draft_gain_degps_per_kn * (draft_n - set_point) / 1000.0
             lift = self._lift_deg + min(max(rate * dt, -max_step), max_step)
         elif mode is HitchMode.FLOAT:
-            lift = _toward(self._lift_deg, p.lift_for_depth_deg(depth_stop_m), max_step)
+            lift = toward(self._lift_deg, p.lift_for_depth_deg(depth_stop_m), max_step)
         else:
-            lift = _toward(self._lift_deg, p.lever_lift_deg(lever), max_step)
+            lift = toward(self._lift_deg, p.lever_lift_deg(lever), max_step)
         self._lift_deg = min(max(lift, p.lift_min_deg), p.lift_max_deg)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from acres_bridge.geo.rotation import Vec3, world_to_body, wrap_angle
-from acres_bridge.geo.scalar import clamp
+from acres_bridge.geo.scalar import clamp, toward
 from acres_sim.vehicles.params import VehicleParams
 
 __all__ = [
@@ -139,7 +139,7 @@ def step(
     # Steering: towards the clipped command, at most the rate limit.
     target = clamp(steer_cmd, -params.max_steer_rad, params.max_steer_rad)
     max_delta = params.max_steer_rate_radps * dt
-    steer = state.steer + clamp(target - state.steer, -max_delta, max_delta)
+    steer = toward(state.steer, target, max_delta)
 
     # Speed.
     v0 = state.speed

@@ -61,7 +61,7 @@ import math
 from dataclasses import replace
 from typing import Final
 
-from acres_bridge.geo.scalar import clamp
+from acres_bridge.geo.scalar import clamp, toward
 from acres_bridge.wire.maxxum import (
     Difflock,
     HitchMode,
@@ -197,7 +197,7 @@ class TractorModel:
         self._steer_target = math.atan(c.curvature_1pm * vehicle.wheelbase_m)
         target = clamp(self._steer_target, -vehicle.max_steer_rad, vehicle.max_steer_rad)
         max_delta = vehicle.max_steer_rate_radps * dt
-        self._steer += clamp(target - self._steer, -max_delta, max_delta)
+        self._steer = toward(self._steer, target, max_delta)
 
         # Hitch and implement (the hitch's draft control sees the draft of the last step).
         depth_stop = min(c.depth_stop_m, implement.max_depth_m)

@@ -1,4 +1,4 @@
-"""Quaternions, rpy and body-frame rotation."""
+"""Quaternions, rpy and body-frame rotation; the scalar helpers beside them."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from acres_bridge.geo.rotation import (
     wrap_angle,
     yaw_from_quaternion,
 )
+from acres_bridge.geo.scalar import toward
 
 angles = st.floats(min_value=-math.pi, max_value=math.pi)
 pitches = st.floats(min_value=-1.5, max_value=1.5)
@@ -61,3 +62,18 @@ def test_wrap_angle() -> None:
     assert math.isclose(wrap_angle(3 * math.pi / 2), -math.pi / 2)
     assert math.isclose(wrap_angle(-5 * math.pi / 2), -math.pi / 2)
     assert wrap_angle(0.25) == 0.25
+
+
+def test_toward_moves_by_at_most_the_step() -> None:
+    assert toward(1.0, 5.0, 0.5) == 1.5
+    assert toward(1.0, -5.0, 0.5) == 0.5
+    assert toward(1.0, 1.2, 0.5) == 1.2  # within one step: the target itself
+    assert toward(1.0, 5.0, 0.0) == 1.0
+    assert toward(1.0, 5.0, math.inf) == 5.0
+
+
+@given(components, components, st.floats(min_value=0.0, max_value=10.0))
+def test_toward_is_the_clamped_step(value: float, target: float, max_step: float) -> None:
+    moved = toward(value, target, max_step)
+    assert moved == value + min(max(target - value, -max_step), max_step)
+    assert abs(moved - value) <= max_step + 1e-12  # the rounding of the sums only

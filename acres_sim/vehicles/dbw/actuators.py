@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from acres_bridge.geo.scalar import clamp
+from acres_bridge.geo.scalar import toward
 from acres_bridge.wire.dbw import COMMAND_FLAG_ENABLE, COMMAND_FLAG_IGNORE
 from acres_sim.clock import PHYSICS_DT_S
 
@@ -54,5 +54,4 @@ def ramp(value: float, target: float, rate_up: float, rate_down: float) -> float
     rate = rate_up if target > value else rate_down
     if rate <= 0.0 or math.isinf(rate):
         return target
-    step = rate * PHYSICS_DT_S
-    return value + clamp(target - value, -step, step)
+    return toward(value, target, rate * PHYSICS_DT_S)

@@ -73,7 +73,7 @@ Who drives
 
 import math
 
-from acres_bridge.geo.scalar import clamp
+from acres_bridge.geo.scalar import clamp, toward
 from acres_bridge.wire.dbw import (
     COMMAND_FLAG_CLEAR,
     COMMAND_FLAG_COAST_DECEL,
@@ -332,7 +332,7 @@ class DbwSystem:
             self._swa_ramp = self._swa
             return
         step = rate * PHYSICS_DT_S
-        self._swa_ramp += clamp(target - self._swa_ramp, -step, step)
+        self._swa_ramp = toward(self._swa_ramp, target, step)
         change = clamp((self._swa_ramp - self._swa) * self._alpha_steer, -step, step)
         self._swa = clamp(self._swa + change, -self._max_swa, self._max_swa)
 

@@ -1,4 +1,6 @@
-"""Smoke test of the benchmarks: `python -m bench --quick` runs and prints every row.
+"""Smoke test of the benchmarks: `python -m bench --quick` runs and prints every row, and a
+SIGTERM ends a run with every process it started. The Ray benchmark's quick run is in
+test/test_bench_scenarios.py (test/bench_smoke.py says why).
 
 No figure is checked: performance is read from the table, not asserted by tests.
 """
@@ -13,11 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
+from bench_smoke import QUICK_TIMEOUT_S, ROOT, bench, keys_besides_separate, only, rows_missing
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]  # the quick run is in a fixture
 
-ROOT = Path(__file__).resolve().parents[1]
-QUICK_TIMEOUT_S = 480.0  # a bound against a hang: the quick run takes about 3 min on 2 busy cores
 # The first rows of the table (bench/README.md); later benchmarks add more.
 REQUIRED_ROWS = (
     "lockstep throughput via bridge, 120 steps/call",
@@ -30,27 +31,21 @@ REQUIRED_ROWS = (
 )
 
 
-def bench(*args: str, timeout_s: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bench", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        check=False,
-    )
+@pytest.fixture(scope="module")
+def keys() -> list[str]:
+    return keys_besides_separate()
 
 
 @pytest.fixture(scope="module")
-def row_names() -> list[str]:
-    listed = bench("--list", timeout_s=60.0)
+def row_names(keys: list[str]) -> list[str]:
+    listed = bench("--list", *only(keys), timeout_s=60.0)
     assert listed.returncode == 0, listed.stderr
     return listed.stdout.splitlines()
 
 
 @pytest.fixture(scope="module")
-def quick_run() -> subprocess.CompletedProcess[str]:
-    return bench("--quick", timeout_s=QUICK_TIMEOUT_S)
+def quick_run(keys: list[str]) -> subprocess.CompletedProcess[str]:
+    return bench("--quick", *only(keys), timeout_s=QUICK_TIMEOUT_S)
 
 
 def test_the_list_has_the_first_rows(row_names):
@@ -62,9 +57,7 @@ def test_quick_run_succeeds(quick_run):
 
 
 def test_quick_run_prints_every_row(quick_run, row_names):
-    table = [line for line in quick_run.stdout.splitlines() if line.startswith("| ")]
-    missing = [name for name in row_names if not any(line.startswith(f"| {name} ") for line in table)]
-    assert missing == [], quick_run.stdout
+    assert rows_missing(quick_run, row_names) == [], quick_run.stdout
 
 
 def _children(pid: int) -> list[int]:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 
 import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import ok, remove_ros_args, try_shutdown
 
@@ -34,18 +34,29 @@ from acres_bridge.container.registry import ComponentType, component_types
 from acres_bridge.container.transport import use_bridge_transport
 from acres_bridge.shutdown import request_shutdown
 
-__all__ = ["STOP_DEADLINE_S", "StopRequest", "finished", "format_types", "init_ros", "main", "run_container"]
+__all__ = [
+    "STOP_DEADLINE_S",
+    "StopRequest",
+    "finished",
+    "format_types",
+    "init_ros",
+    "main",
+    "run_container",
+    "spin_until_stopped",
+]
 
 STOP_DEADLINE_S = 1.8  # after SIGINT or SIGTERM the process is gone within this
 _SPIN_S = 0.1  # the executor looks at the stop request at least this often
 
 
 class StopRequest:
-    """SIGINT and SIGTERM as a flag the container's loop reads, and a deadline for the teardown."""
+    """SIGINT and SIGTERM as a flag the process's loop reads, and a deadline for the teardown."""
 
-    def __init__(self) -> None:
+    def __init__(self, process: str = "container") -> None:
+        """`process`: the name the deadline's message gives the process."""
         self.requested = threading.Event()
         self.signal_name = ""
+        self._process = process
         signal.signal(signal.SIGINT, self._handle)
         signal.signal(signal.SIGTERM, self._handle)
 
@@ -61,7 +72,7 @@ class StopRequest:
         """Last resort: a teardown that hangs must not keep the process past the deadline."""
         if not _finished.wait(STOP_DEADLINE_S):
             print(
-                f"container: the teardown after {self.signal_name} did not end within "
+                f"{self._process}: the teardown after {self.signal_name} did not end within "
                 f"{STOP_DEADLINE_S:g} s; exiting",
                 file=sys.stderr,
                 flush=True,
@@ -83,6 +94,20 @@ def init_ros(args: Sequence[str]) -> StopRequest:
     use_bridge_transport()
     rclpy.init(args=list(args), signal_handler_options=SignalHandlerOptions.NO)
     return StopRequest()
+
+
+def spin_until_stopped(executor: Executor, stop: StopRequest | None) -> None:
+    """Spin `executor` until `stop` is requested or the context shuts down (from elsewhere)."""
+    try:
+        while ok() and not (stop is not None and stop.requested.is_set()):
+            executor.spin_once(timeout_sec=_SPIN_S)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except Exception:
+        # A context shut down from elsewhere may make rclpy's executor fail on it (building its
+        # wait set) instead of raising ExternalShutdownException: that is the way out, not an error.
+        if ok():
+            raise
 
 
 def format_types(types: Sequence[ComponentType]) -> str:
@@ -135,15 +160,7 @@ def run_container(
         raise
     executor.add_node(manager)
     try:
-        while ok() and not (stop is not None and stop.requested.is_set()):
-            executor.spin_once(timeout_sec=_SPIN_S)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except Exception:
-        # A context shut down from elsewhere may make rclpy's executor fail on it (building its
-        # wait set) instead of raising ExternalShutdownException: that is the way out, not an error.
-        if ok():
-            raise
+        spin_until_stopped(executor, stop)
     finally:
         manager.destroy_node()
         executor.shutdown()

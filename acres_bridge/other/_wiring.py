@@ -9,12 +9,14 @@ from typing import Any
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.publisher import Publisher
+from rclpy.signals import SignalHandlerOptions
 from rclpy.subscription import Subscription
 from rclpy.utilities import try_shutdown
 
+from acres_bridge.container.main import StopRequest, finished, spin_until_stopped
 from acres_bridge.errors import AcresBridgeError, ParameterError
 from acres_bridge.nodes.base import profiles
 
@@ -58,24 +60,30 @@ def finite_parameter(
 
 
 def run(node_class: Callable[[], Node], argv: Sequence[str] | None = None) -> int:
-    """Build one node and spin it until SIGINT or SIGTERM; 2 when its parameters are refused."""
+    """Build one node and spin it until SIGINT or SIGTERM; 2 when its parameters are refused.
+
+    The stop is the container's (acres_bridge.container.main): the signal only asks the executor
+    to stop, then the node is destroyed while the context is valid, and the context shut down
+    last. rclpy's own handlers shut the context down under a spinning executor, which could end
+    the process with a segmentation fault instead of status 0."""
+    name = getattr(node_class, "DEFAULT_NODE_NAME", "node")
     args = list(sys.argv if argv is None else ["node", *argv])
-    rclpy.init(args=args)
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    stop = StopRequest(name)
     try:
         try:
             node = node_class()
         except (ValueError, AcresBridgeError) as error:
-            print(f"{getattr(node_class, 'DEFAULT_NODE_NAME', 'node')}: {error}", file=sys.stderr)
+            print(f"{name}: {error}", file=sys.stderr)
             return 2
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         try:
-            executor.spin()
-        except (KeyboardInterrupt, ExternalShutdownException):
-            pass
+            spin_until_stopped(executor, stop)
         finally:
-            executor.shutdown()
             node.destroy_node()
+            executor.shutdown()
         return 0
     finally:
         try_shutdown()
+        finished()

@@ -16,7 +16,8 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 from typing import Self, TextIO
@@ -35,6 +36,7 @@ __all__ = [
     "free_udp_port",
     "localhost_environment",
     "simulator_command",
+    "stop_signals_deferred",
 ]
 
 SIMULATOR_READY_LINE = "listening on"  # the simulator prints it once it accepts connections
@@ -44,6 +46,38 @@ MAX_LINES = 10_000  # lines of output kept per child; older ones are dropped
 _DRAIN_TIMEOUT_S = 1.0  # wait for the output of an ended child to be read to its end
 _POLL_S = 0.05
 _STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+@contextmanager
+def stop_signals_deferred() -> Iterator[None]:
+    """SIGINT and SIGTERM held while the block runs, and delivered when it ends.
+
+    For starting a child and recording it: a stop whose handler raises (KeyboardInterrupt), coming
+    between the child's fork and its record, would leave it running with nothing to stop it
+    (subprocess.Popen itself may be interrupted after the fork). Held, the stop comes once the
+    child is recorded, and ends it with the others. Only the main thread runs signal handlers; in
+    another thread the block runs as it is. A signal whose handler Python did not set is not held.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+
+    def hold(signum: int, _frame: object) -> None:
+        held.append(signum)
+
+    previous = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS}
+    for signum, handler in previous.items():
+        if handler is not None:
+            signal.signal(signum, hold)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            if handler is not None:
+                signal.signal(signum, handler)
+        for number in dict.fromkeys(held):
+            signal.raise_signal(number)
 
 
 def free_port() -> int:

@@ -18,6 +18,7 @@ from acres_bridge.processes import (
     ChildProcess,
     bridge_command,
     simulator_command,
+    stop_signals_deferred,
 )
 from bench.errors import BenchError
 
@@ -83,8 +84,9 @@ class Children:
             self._started.pop().stop()
 
     def start(self, name: str, args: list[str], env: Mapping[str, str] | None = None) -> Child:
-        child = Child.start(name, args, env=env)
-        self._started.append(child)
+        with stop_signals_deferred():  # a stop meanwhile finds the child in the list
+            child = Child.start(name, args, env=env)
+            self._started.append(child)
         return child
 
     def simulator(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -18,6 +19,7 @@ from acres_bridge.processes import (
     free_port,
     localhost_environment,
     simulator_command,
+    stop_signals_deferred,
 )
 
 
@@ -194,3 +196,29 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def test_a_stop_while_a_child_is_started_comes_once_it_is_recorded(started: list[ChildProcess]) -> None:
+    """A SIGTERM whose handler raises, between a child's start and its record, would leave the
+    child running unrecorded: held, it is raised once the child is in the list, and only once."""
+    stops: list[int] = []
+
+    def stop(signum: int, _frame: object) -> None:
+        stops.append(signum)
+        raise KeyboardInterrupt
+
+    def start_while_stopped_twice() -> None:
+        with stop_signals_deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGTERM)
+            start(started, "sleeper", "import time; time.sleep(30)")
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            start_while_stopped_twice()
+        assert len(started) == 1
+        assert stops == [signal.SIGTERM]
+        assert signal.getsignal(signal.SIGTERM) is stop  # the handler is back
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -45,6 +45,7 @@ from acres_bridge.processes import (
     free_port,
     localhost_environment,
     simulator_command,
+    stop_signals_deferred,
 )
 from acres_bridge.session.domains import DomainLease, lease_domain
 from acres_bridge.wire.vocabulary import Vehicle
@@ -293,10 +294,11 @@ class IsolatedSession:
             raise SessionError("start the session before its processes")
         if not _NAME.match(name) or any(p.name == name for p in self.processes):
             raise SessionError(f"process name {name!r} is taken or not a plain name")
-        process = ChildProcess.start(
-            name, args, env=self.environment(env), log_path=self.folder / f"{name}.log", cwd=cwd
-        )
-        self.processes.append(process)
+        with stop_signals_deferred():  # a Ctrl-C meanwhile finds the process in the list
+            process = ChildProcess.start(
+                name, args, env=self.environment(env), log_path=self.folder / f"{name}.log", cwd=cwd
+            )
+            self.processes.append(process)
         if group:
             self._groups.add(name)
         return process

@@ -148,7 +148,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     keys = [benchmark.key for benchmark in BENCHMARKS]
     parser = argparse.ArgumentParser(prog="python -m bench", description="Print the benchmark table.")
-    parser.add_argument("--quick", action="store_true", help="short run for a smoke test (about 20 s)")
+    parser.add_argument(
+        "--quick", action="store_true", help="short run for a smoke test (about 3 min on 2 cores)"
+    )
     parser.add_argument("--list", action="store_true", help="print the row names, one per line, and exit")
     parser.add_argument("--only", action="append", choices=keys, help="run only this benchmark (repeatable)")
     args = parser.parse_args(arguments)

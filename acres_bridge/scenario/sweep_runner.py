@@ -83,11 +83,15 @@ def _episode_task(episode: Episode, run_dir: str, scenario_dir: str) -> dict[str
 def init_local_ray(cpus: int | None = None) -> None:
     """Start Ray on this machine with `cpus` CPUs (default: the machine's), on loopback: it takes
     loopback as this node's address as it is, without first looking up the route to a public one
-    (a switch read when Ray is first imported), and its workers keep DDS on this machine."""
+    (a switch read when Ray is first imported), and its workers keep DDS on this machine.
+
+    A Ray of its own (``address="local"``): without an address Ray joins the last cluster that
+    ``ray start`` made on the machine, and refuses the CPU count there."""
     os.environ.setdefault(_LOOPBACK_SWITCH, "0")
     import ray  # noqa: PLC0415 (Ray's import takes a second: only sweeps pay it)
 
     ray.init(
+        address="local",
         num_cpus=cpus or os.cpu_count() or 1,
         include_dashboard=False,
         _node_ip_address=LOOPBACK,

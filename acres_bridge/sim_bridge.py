@@ -23,12 +23,13 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.utilities import try_shutdown
 
-from acres_bridge.container.main import finished, init_ros, run_container
+from acres_bridge.container.main import init_ros, run_container
 from acres_bridge.container.manager import ComponentManager
 from acres_bridge.errors import AcresBridgeError
 from acres_bridge.ingest.bus import BUS
 from acres_bridge.ingest.channels import SESSION, Session
 from acres_bridge.plan import BridgeConfig, PlannedNode, SessionAgent, plan_agent, plan_bridge, serve_agents
+from acres_bridge.shutdown import finished
 from acres_bridge.wire import Hello
 
 __all__ = ["SimBridge", "main"]

@@ -17,75 +17,20 @@ ended STOP_DEADLINE_S after the signal ends the process with a message.
 from __future__ import annotations
 
 import argparse
-import os
-import signal
 import sys
-import threading
 from collections.abc import Callable, Sequence
-from types import FrameType
 
 import rclpy
-from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
-from rclpy.utilities import ok, remove_ros_args, try_shutdown
+from rclpy.utilities import remove_ros_args, try_shutdown
 
 from acres_bridge.container.manager import ComponentManager
 from acres_bridge.container.registry import ComponentType, component_types
 from acres_bridge.container.transport import use_bridge_transport
-from acres_bridge.shutdown import request_shutdown
+from acres_bridge.shutdown import StopRequest, finished, spin_until_stopped
 
-__all__ = [
-    "STOP_DEADLINE_S",
-    "StopRequest",
-    "finished",
-    "format_types",
-    "init_ros",
-    "main",
-    "run_container",
-    "spin_until_stopped",
-]
-
-STOP_DEADLINE_S = 1.8  # after SIGINT or SIGTERM the process is gone within this
-_SPIN_S = 0.1  # the executor looks at the stop request at least this often
-
-
-class StopRequest:
-    """SIGINT and SIGTERM as a flag the process's loop reads, and a deadline for the teardown."""
-
-    def __init__(self, process: str = "container") -> None:
-        """`process`: the name the deadline's message gives the process."""
-        self.requested = threading.Event()
-        self.signal_name = ""
-        self._process = process
-        signal.signal(signal.SIGINT, self._handle)
-        signal.signal(signal.SIGTERM, self._handle)
-
-    def _handle(self, signum: int, _frame: FrameType | None) -> None:
-        if self.requested.is_set():
-            return  # a second signal while tearing down: the first one is being served
-        self.signal_name = signal.Signals(signum).name
-        self.requested.set()
-        request_shutdown()  # unblocks callbacks that wait (a step request) so the executor can stop
-        threading.Thread(target=self._deadline, name="stop-deadline", daemon=True).start()
-
-    def _deadline(self) -> None:
-        """Last resort: a teardown that hangs must not keep the process past the deadline."""
-        if not _finished.wait(STOP_DEADLINE_S):
-            print(
-                f"{self._process}: the teardown after {self.signal_name} did not end within "
-                f"{STOP_DEADLINE_S:g} s; exiting",
-                file=sys.stderr,
-                flush=True,
-            )
-            os._exit(0)
-
-
-_finished = threading.Event()  # set once the teardown is over
-
-
-def finished() -> None:
-    """The teardown is over: the deadline need not end the process."""
-    _finished.set()
+__all__ = ["format_types", "init_ros", "main", "run_container"]
 
 
 def init_ros(args: Sequence[str]) -> StopRequest:
@@ -94,20 +39,6 @@ def init_ros(args: Sequence[str]) -> StopRequest:
     use_bridge_transport()
     rclpy.init(args=list(args), signal_handler_options=SignalHandlerOptions.NO)
     return StopRequest()
-
-
-def spin_until_stopped(executor: Executor, stop: StopRequest | None) -> None:
-    """Spin `executor` until `stop` is requested or the context shuts down (from elsewhere)."""
-    try:
-        while ok() and not (stop is not None and stop.requested.is_set()):
-            executor.spin_once(timeout_sec=_SPIN_S)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except Exception:
-        # A context shut down from elsewhere may make rclpy's executor fail on it (building its
-        # wait set) instead of raising ExternalShutdownException: that is the way out, not an error.
-        if ok():
-            raise
 
 
 def format_types(types: Sequence[ComponentType]) -> str:

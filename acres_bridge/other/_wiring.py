@@ -16,9 +16,9 @@ from rclpy.signals import SignalHandlerOptions
 from rclpy.subscription import Subscription
 from rclpy.utilities import try_shutdown
 
-from acres_bridge.container.main import StopRequest, finished, spin_until_stopped
 from acres_bridge.errors import AcresBridgeError, ParameterError
 from acres_bridge.nodes.base import profiles
+from acres_bridge.shutdown import StopRequest, finished, spin_until_stopped
 
 __all__ = ["finite_parameter", "publisher", "run", "subscription"]
 
@@ -62,10 +62,10 @@ def finite_parameter(
 def run(node_class: Callable[[], Node], argv: Sequence[str] | None = None) -> int:
     """Build one node and spin it until SIGINT or SIGTERM; 2 when its parameters are refused.
 
-    The stop is the container's (acres_bridge.container.main): the signal only asks the executor
-    to stop, then the node is destroyed while the context is valid, and the context shut down
-    last. rclpy's own handlers shut the context down under a spinning executor, which could end
-    the process with a segmentation fault instead of status 0."""
+    The stop is the container's (acres_bridge.shutdown): the signal only asks the executor to
+    stop, then the node is destroyed while the context is valid, and the context shut down last.
+    rclpy's own handlers shut the context down under a spinning executor, which could end the
+    process with a segmentation fault instead of status 0."""
     name = getattr(node_class, "DEFAULT_NODE_NAME", "node")
     args = list(sys.argv if argv is None else ["node", *argv])
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)

@@ -12,8 +12,8 @@ import pytest
 from rosgraph_msgs.msg import Clock
 from simulation_interfaces.srv import StepSimulation
 
-from acres_bridge.container.main import STOP_DEADLINE_S
 from acres_bridge.processes import ChildProcess, simulator_command
+from acres_bridge.shutdown import STOP_DEADLINE_S
 from acres_bridge.wire.clock import MAX_STEPS_PER_REQUEST
 
 from .conftest import Processes, Ros, free_port, wait_for_line

@@ -35,6 +35,18 @@ def only(keys: Sequence[str]) -> list[str]:
     return [f"--only={key}" for key in keys]
 
 
+def listed_rows(keys: Sequence[str]) -> list[str]:
+    """The row names `python -m bench --list` gives for the benchmarks of `keys`."""
+    listed = bench("--list", *only(keys), timeout_s=60.0)
+    assert listed.returncode == 0, listed.stderr
+    return listed.stdout.splitlines()
+
+
+def quick(keys: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    """The quick run of the benchmarks of `keys`."""
+    return bench("--quick", *only(keys), timeout_s=QUICK_TIMEOUT_S)
+
+
 def keys_besides_separate() -> list[str]:
     """Every benchmark's key but those of SEPARATE, in the table's order."""
     from bench.registry import BENCHMARKS  # noqa: PLC0415 (in the worker that runs the smoke only)

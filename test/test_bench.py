@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from bench_smoke import QUICK_TIMEOUT_S, ROOT, bench, keys_besides_separate, only, rows_missing
+from bench_smoke import ROOT, keys_besides_separate, listed_rows, quick, rows_missing
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]  # the quick run is in a fixture
 
@@ -38,14 +38,12 @@ def keys() -> list[str]:
 
 @pytest.fixture(scope="module")
 def row_names(keys: list[str]) -> list[str]:
-    listed = bench("--list", *only(keys), timeout_s=60.0)
-    assert listed.returncode == 0, listed.stderr
-    return listed.stdout.splitlines()
+    return listed_rows(keys)
 
 
 @pytest.fixture(scope="module")
 def quick_run(keys: list[str]) -> subprocess.CompletedProcess[str]:
-    return bench("--quick", *only(keys), timeout_s=QUICK_TIMEOUT_S)
+    return quick(keys)
 
 
 def test_the_list_has_the_first_rows(row_names):

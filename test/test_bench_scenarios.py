@@ -6,21 +6,19 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from bench_smoke import QUICK_TIMEOUT_S, SEPARATE, bench, only, rows_missing
+from bench_smoke import SEPARATE, listed_rows, quick, rows_missing
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]  # the quick run is in a fixture
 
 
 @pytest.fixture(scope="module")
 def row_names() -> list[str]:
-    listed = bench("--list", *only(SEPARATE), timeout_s=60.0)
-    assert listed.returncode == 0, listed.stderr
-    return listed.stdout.splitlines()
+    return listed_rows(SEPARATE)
 
 
 @pytest.fixture(scope="module")
 def quick_run() -> subprocess.CompletedProcess[str]:
-    return bench("--quick", *only(SEPARATE), timeout_s=QUICK_TIMEOUT_S)
+    return quick(SEPARATE)
 
 
 def test_the_list_has_the_ray_rows(row_names):

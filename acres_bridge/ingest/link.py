@@ -138,6 +138,9 @@ class SimulatorLink:
             self._thread.start()
 
     def stop(self) -> None:
+        """Stop the I/O thread and close the link's sockets; once stopped, a call does nothing."""
+        if self._wake_w.fileno() < 0:
+            return
         self._stop.set()
         self._wake_w.send(b"x")
         if self._thread is not None:
@@ -474,8 +477,12 @@ class SimulatorLink:
             selector.close()
 
     def _dispatch_buffered(self, channel: _Channel) -> None:
+        """Hand on every whole frame the channel has buffered, up to a stop: one receive can
+        hold thousands of a long request's frames, and a stop must not wait for all of them."""
         reader = channel.reader
         for frame in reader.frames():
+            if self._stop.is_set():
+                break
             try:
                 message = decode(frame)
             except ProtocolError as error:

@@ -203,11 +203,13 @@ def test_a_simulator_of_another_version_is_refused_with_a_clear_message(
     assert link.hello is None
 
 
-def _session(simulators: list[Any], link_for: Any) -> tuple[ScriptedSimulator, Recorder, SimulatorLink]:
+def _session(
+    simulators: list[Any], link_for: Any, recorder: Recorder | None = None
+) -> tuple[ScriptedSimulator, Recorder, SimulatorLink]:
     """A scripted simulator and a link to it, once the session is open."""
     simulator = ScriptedSimulator()
     simulators.append(simulator)
-    recorder = Recorder()
+    recorder = recorder or Recorder()
     link = link_for(simulator.port, recorder)
     simulator.wait_ready()
     wait_for(lambda: link.hello is not None, "the session")
@@ -240,6 +242,38 @@ def test_a_large_announcement_on_the_control_channel_holds_nothing_up(
     assert [c.step for c in recorder.clocks] == list(range(1, 13))
     assert link.counters.dropped_frames["oversized"] == 1
     assert link.counters.dropped_frames["unexpected kind"] == 1
+
+
+@dataclass
+class HeldRecorder(Recorder):
+    """A Recorder that holds the link's thread in its first INS sample until released, as a
+    publish held up by a loaded machine would."""
+
+    entered: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+
+    def on_sample(self, agent: int, sample: object) -> None:
+        super().on_sample(agent, sample)
+        if isinstance(sample, InsSample) and len(self.ins) == 1:
+            self.entered.set()
+            self.release.wait(TIMEOUT_S)
+
+
+def test_a_stop_does_not_wait_for_the_rest_of_what_was_received(simulators: list[Any], link_for: Any) -> None:
+    # Once: a bridge stopped in a long step request handed on the rest of a 4 MiB receive first,
+    # thousands of frames, and went past its teardown deadline on a loaded machine.
+    recorder = HeldRecorder()
+    simulator, recorder, link = _session(simulators, link_for, recorder)
+    assert simulator.sensor_peer is not None
+    simulator.sensor_peer.sendall(b"".join(encode(ins(step)) for step in range(1, 2001)))
+    assert recorder.entered.wait(TIMEOUT_S), "the first sample was not handed on"
+    stopping = threading.Thread(target=link.stop)
+    stopping.start()
+    wait_for(link._stop.is_set, "the stop request")  # the stop is asked for while a sample is held
+    recorder.release.set()
+    stopping.join(TIMEOUT_S)
+    assert not stopping.is_alive()
+    assert [s.step for s in recorder.ins] == [1]
 
 
 def test_garbage_between_frames_is_counted_and_the_stream_goes_on(

@@ -187,11 +187,17 @@ def test_topic_pub_reaches_the_bridge_with_every_command_type(
     assert "publishing #1" in out
 
 
+# Publish once both of the bridge's readers of the topic match (reliable and best effort), and
+# stay up long enough for reliable delivery: with the default 0.1 s the CLI can exit before a
+# loaded machine delivered the message (docs/ros2_tools.md).
+DELIVERED_ONCE = ("--once", "-w", "2", "--keep-alive", "3")
+
+
 def test_topic_pub_of_enable_engages_the_drive_by_wire(cli_ros: Ros) -> None:
     enabled = cli_ros.collect(Bool, "/vehicle/dbw_enabled", 1000)
-    ok("topic", "pub", "--once", "-w", "1", "/vehicle/enable", "std_msgs/msg/Empty", "{}")
+    ok("topic", "pub", *DELIVERED_ONCE, "/vehicle/enable", "std_msgs/msg/Empty", "{}")
     step_until(cli_ros, lambda: bool(enabled) and enabled[-1].data, "/vehicle/dbw_enabled true")
-    ok("topic", "pub", "--once", "-w", "1", "/vehicle/disable", "std_msgs/msg/Empty", "{}")
+    ok("topic", "pub", *DELIVERED_ONCE, "/vehicle/disable", "std_msgs/msg/Empty", "{}")
     step_until(cli_ros, lambda: not enabled[-1].data, "/vehicle/dbw_enabled false")
 
 

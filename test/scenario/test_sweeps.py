@@ -17,7 +17,7 @@ import pytest
 from acres_bridge.processes import free_port, localhost_environment
 from acres_bridge.scenario import expand, load_scenario
 from acres_bridge.scenario.episode import run_episode
-from acres_bridge.scenario.reaper import run_processes
+from acres_bridge.scenario.reaper import end_run_processes, run_processes
 from acres_bridge.scenario.results import RESULTS_FILE
 from acres_bridge.tools.bag import open_bag
 
@@ -180,10 +180,15 @@ def test_a_bad_scenario_file_starts_nothing_and_names_the_field(tmp_path):
 
 @pytest.fixture
 def two_node_cluster(tmp_path):
-    """A Ray head and a second node, both on loopback on this machine; stopped whatever happens."""
+    """A Ray head and a second node, both on loopback on this machine; ended whatever happens.
+
+    Not by `ray stop`: that ends every Ray process of the machine, a training or a sweep of another
+    test running beside this one included. The cluster's processes carry a session folder of
+    their own in their environment, and the reaper ends those alone."""
     ray = shutil.which("ray", path=str(Path(sys.executable).parent))
     assert ray is not None
-    env = {**localhost_environment(), "RAY_AUTH_MODE": "disabled"}
+    marker = tmp_path / "cluster"
+    env = {**localhost_environment(), "RAY_AUTH_MODE": "disabled", "ACRES_SESSION_DIR": str(marker)}
     port = free_port()
     common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--disable-usage-stats"]
     try:
@@ -193,7 +198,7 @@ def two_node_cluster(tmp_path):
         subprocess.run(worker, env=env, check=True, capture_output=True, timeout=120)
         yield f"127.0.0.1:{port}", env
     finally:
-        subprocess.run([ray, "stop", "--force"], env=env, capture_output=True, timeout=120, check=False)
+        end_run_processes(marker)
 
 
 def test_a_sweep_runs_on_a_two_node_cluster_through_its_address(tmp_path, two_node_cluster):

@@ -56,6 +56,7 @@ from acres_bridge.ingest.link import SimulatorLink
 from acres_bridge.ingest.simulation_control import SimulationControl
 from acres_bridge.ingest.steps import StepOutcome
 from acres_bridge.pace import PaceMeter
+from acres_bridge.publisher_events import no_publisher_events
 from acres_bridge.shutdown import add_shutdown_hook, remove_shutdown_hook
 from acres_bridge.wire import CameraImage, Clock, EpisodeInfo, Hello, LidarScan, SensorMeta, SimState
 from acres_bridge.wire.vocabulary import SensorKind, Vehicle
@@ -198,7 +199,9 @@ class IngestNode(Node):
             reliability=ReliabilityPolicy.RELIABLE,
             durability=DurabilityPolicy.VOLATILE,
         )
-        publisher = self.create_publisher(StepDeliveryMessage, STEP_DELIVERIES, qos)
+        publisher = self.create_publisher(
+            StepDeliveryMessage, STEP_DELIVERIES, qos, event_callbacks=no_publisher_events()
+        )
         return lambda delivery: publisher.publish(delivery_message(delivery))
 
     def _add_agent(self, agent: int, vehicle: Vehicle) -> None:

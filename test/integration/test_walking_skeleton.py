@@ -14,7 +14,8 @@ import pytest
 from acres_interfaces.msg import Episode
 from geometry_msgs.msg import TwistStamped
 from nav_msgs.msg import Odometry
-from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
+from rclpy.event_handler import SubscriptionEventCallbacks
+from rclpy.qos import DurabilityPolicy, QoSPolicyKind, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, NavSatFix
 from simulation_interfaces.msg import Result, SimulationState, SimulatorFeatures
@@ -217,6 +218,22 @@ def test_qos_on_the_wire_is_that_of_msg_profiles(session: Session) -> None:
             )
             assert info.qos_profile.reliability == reliability, name
             assert info.qos_profile.durability == durability, name
+
+
+def test_a_subscription_asking_for_an_incompatible_qos_is_told_on_its_side(session: Session) -> None:
+    # The bridge's publishers have no QoS-event handlers (acres_bridge.publisher_events): the
+    # subscription that asks for more than a topic offers reports it, as rclpy and rclcpp do.
+    events: list[Any] = []
+    callbacks = SubscriptionEventCallbacks(incompatible_qos=events.append)
+    durable = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)  # /clock is volatile
+    subscription = session.ros.node.create_subscription(
+        Clock, "/clock", lambda _message: None, durable, event_callbacks=callbacks
+    )
+    try:
+        session.ros.wait_until(lambda: events, "the incompatible-QoS event of the subscription")
+    finally:
+        session.ros.node.destroy_subscription(subscription)
+    assert events[0].last_policy_kind == QoSPolicyKind.DURABILITY
 
 
 def test_ins_values_within_the_error_model_of_ground_truth(session: Session) -> None:

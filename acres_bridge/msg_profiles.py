@@ -139,11 +139,7 @@ class TopicSpec:
 
     def create_publisher(self, node: Any) -> Any:
         """A publisher of this topic on an rclpy node, with the row's name, type and QoS."""
-        from acres_bridge.publisher_events import no_publisher_events  # noqa: PLC0415
-
-        return node.create_publisher(
-            self.message_class(), self.ros_name, self._wire_qos(), event_callbacks=no_publisher_events()
-        )
+        return node.create_publisher(self.message_class(), self.ros_name, self._wire_qos())
 
     def create_subscription(
         self, node: Any, callback: Callable[..., None], *, best_effort: bool = False, **options: Any

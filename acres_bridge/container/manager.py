@@ -34,6 +34,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 
 from acres_bridge.container.registry import default_node_name, find_component
 from acres_bridge.errors import ComponentError
+from acres_bridge.publisher_events import NodeWithoutPublisherEvents
 
 # rclpy leaves part of its API unannotated (QoSProfile, Node.get_logger, Node.destroy_node, ...). The
 # "no-untyped-call, unused-ignore" ignores keep this module clean both under the project's mypy
@@ -139,7 +140,7 @@ def _construct(cls: type[Node], plugin: str, **kwargs: Any) -> Node:
     return node
 
 
-class ComponentManager(Node):
+class ComponentManager(NodeWithoutPublisherEvents):
     """A node that loads registered node classes into the given executor and unloads them.
 
     Unique ids start at 1 and grow by one per node loaded; they are never reused. ``load`` and

@@ -50,7 +50,6 @@ from acres_bridge.errors import CommandRefusedError
 from acres_bridge.ingest.bus import BUS, BusSubscription, SampleBus
 from acres_bridge.ingest.command_gate import CommandGate
 from acres_bridge.names import normalize_namespace
-from acres_bridge.publisher_events import no_publisher_events
 from acres_bridge.wire import (
     AgentReset,
     CameraImage,
@@ -322,9 +321,7 @@ class SampleOutlet(Generic[S]):
         self.key = channel.key(namespace, agent)
         self._bus = bus
         self._to_message = channel.to_message
-        self._publisher = node.create_publisher(
-            channel.message_type, self.key, channel.qos(), event_callbacks=no_publisher_events()
-        )
+        self._publisher = node.create_publisher(channel.message_type, self.key, channel.qos())
         self._latched = channel.latched
         self._remote = False
         self._checked_at = -1.0

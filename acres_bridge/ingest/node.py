@@ -27,7 +27,6 @@ from collections.abc import Callable
 from typing import Any
 
 from acres_interfaces.msg import StepDelivery as StepDeliveryMessage
-from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from acres_bridge.errors import ParameterError
@@ -56,7 +55,7 @@ from acres_bridge.ingest.link import SimulatorLink
 from acres_bridge.ingest.simulation_control import SimulationControl
 from acres_bridge.ingest.steps import StepOutcome
 from acres_bridge.pace import PaceMeter
-from acres_bridge.publisher_events import no_publisher_events
+from acres_bridge.publisher_events import NodeWithoutPublisherEvents
 from acres_bridge.shutdown import add_shutdown_hook, remove_shutdown_hook
 from acres_bridge.wire import CameraImage, Clock, EpisodeInfo, Hello, LidarScan, SensorMeta, SimState
 from acres_bridge.wire.vocabulary import SensorKind, Vehicle
@@ -113,7 +112,7 @@ class _PublishedSteps:
         return self._link.reset_session(reason)
 
 
-class IngestNode(Node):
+class IngestNode(NodeWithoutPublisherEvents):
     """Connects to the simulator and hands every sample to the subsystem nodes."""
 
     DEFAULT_NODE_NAME = "ingest"
@@ -199,9 +198,7 @@ class IngestNode(Node):
             reliability=ReliabilityPolicy.RELIABLE,
             durability=DurabilityPolicy.VOLATILE,
         )
-        publisher = self.create_publisher(
-            StepDeliveryMessage, STEP_DELIVERIES, qos, event_callbacks=no_publisher_events()
-        )
+        publisher = self.create_publisher(StepDeliveryMessage, STEP_DELIVERIES, qos)
         return lambda delivery: publisher.publish(delivery_message(delivery))
 
     def _add_agent(self, agent: int, vehicle: Vehicle) -> None:

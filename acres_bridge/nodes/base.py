@@ -15,7 +15,6 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any, ClassVar, TypeVar
 
-from rclpy.node import Node
 from rclpy.publisher import Publisher
 
 from acres_bridge.convert.frame_names import FrameNames, frame_names
@@ -26,6 +25,7 @@ from acres_bridge.ingest.deliveries import LEDGER, DeliveryLedger
 from acres_bridge.msg_profiles import Direction, MsgProfiles, RateKind, TopicSpec, load_profiles
 from acres_bridge.nodes.command_subscription import CommandSubscription
 from acres_bridge.nodes.publish_taps import TAPS, PublishTaps
+from acres_bridge.publisher_events import NodeWithoutPublisherEvents
 from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = ["StepPublisher", "SubsystemNode", "profiles"]
@@ -72,7 +72,7 @@ class StepPublisher:
         self._taps.unregister(self.topic)
 
 
-class SubsystemNode(Node):
+class SubsystemNode(NodeWithoutPublisherEvents):
     """A node of one subsystem of one vehicle: publishers from msg_profiles, samples from the ingest."""
 
     DEFAULT_NODE_NAME = "subsystem"

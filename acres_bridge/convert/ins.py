@@ -19,10 +19,17 @@ from acres_bridge.wire.messages import InsSample
 
 __all__ = [
     "BODY_TO_OXTS",
+    "ImuValues",
+    "OdometryValues",
     "ground_truth_odometry",
+    "ground_truth_values",
     "imu",
+    "imu_values",
     "navsat_fix",
+    "navsat_fix_values",
     "odometry",
+    "odometry_values",
+    "oxts_angular_rate_deg",
     "oxts_velocity",
     "quaternion_multiply",
     "transform",
@@ -71,29 +78,63 @@ def _utm_odometry(
     return message
 
 
+Vector = tuple[float, float, float]
+Quaternion = tuple[float, float, float, float]
+OdometryValues = tuple[Vector, Quaternion, list[float], Vector, Vector, list[float]]
+ImuValues = tuple[Quaternion, list[float], Vector, list[float], Vector, list[float]]
+_ZERO3: Vector = (0.0, 0.0, 0.0)
+
+
+def odometry_values(sample: InsSample) -> OdometryValues:
+    """/vehicle/odom's pose, pose covariance, twist and twist covariance, in field order."""
+    return (
+        sample.position,
+        sample.orientation,
+        _pose_covariance(sample.position_variance),
+        sample.velocity,
+        sample.angular_rate,
+        _pose_covariance(sample.velocity_variance),
+    )
+
+
+def ground_truth_values(sample: InsSample) -> OdometryValues:
+    """/sim/ground_truth/odom's values: the exact pose; twist.linear.x is the exact forward speed,
+    the rest zero."""
+    zeros = [0.0] * 36
+    return (
+        sample.true_position,
+        sample.true_orientation,
+        zeros,
+        (sample.true_speed, 0.0, 0.0),
+        _ZERO3,
+        zeros,
+    )
+
+
+def _odometry_message(stamp_ns: int, frames: FrameNames, values: OdometryValues) -> Odometry:
+    position, orientation, pose_covariance, linear, angular, twist_covariance = values
+    message = _utm_odometry(stamp_ns, frames, position, orientation)
+    message.pose.covariance = pose_covariance
+    twist = message.twist.twist
+    twist.linear.x, twist.linear.y, twist.linear.z = linear
+    twist.angular.x, twist.angular.y, twist.angular.z = angular
+    message.twist.covariance = twist_covariance
+    return message
+
+
 def odometry(sample: InsSample, frames: FrameNames) -> Odometry:
     """/vehicle/odom (Polaris) or odom (Maxxum): the INS pose in utm, the body velocity."""
-    message = _utm_odometry(sample.stamp_ns, frames, sample.position, sample.orientation)
-    message.pose.covariance = _pose_covariance(sample.position_variance)
-    twist = message.twist.twist
-    twist.linear.x, twist.linear.y, twist.linear.z = sample.velocity
-    twist.angular.x, twist.angular.y, twist.angular.z = sample.angular_rate
-    message.twist.covariance = _pose_covariance(sample.velocity_variance)
-    return message
+    return _odometry_message(sample.stamp_ns, frames, odometry_values(sample))
 
 
 def ground_truth_odometry(sample: InsSample, frames: FrameNames) -> Odometry:
     """/sim/ground_truth/odom: the exact pose; twist.linear.x is the exact forward speed, the rest zero."""
-    message = _utm_odometry(sample.stamp_ns, frames, sample.true_position, sample.true_orientation)
-    message.twist.twist.linear.x = sample.true_speed
-    return message
+    return _odometry_message(sample.stamp_ns, frames, ground_truth_values(sample))
 
 
-def imu(sample: InsSample, frame_id: str, *, oxts_axes: bool) -> Imu:
-    """/oxts/imu in the OxTS axes (oxts_axes) or imu/data in the body axes."""
-    message = Imu()
-    message.header.stamp = stamp(sample.stamp_ns)
-    message.header.frame_id = frame_id
+def imu_values(sample: InsSample, *, oxts_axes: bool) -> ImuValues:
+    """/oxts/imu's (oxts_axes) or imu/data's orientation, angular velocity and linear acceleration,
+    each with its covariance, in field order."""
     wx, wy, wz = sample.angular_rate
     fx, fy, fz = sample.specific_force
     roll_var, pitch_var, yaw_var = sample.attitude_variance
@@ -110,15 +151,24 @@ def imu(sample: InsSample, frame_id: str, *, oxts_axes: bool) -> Imu:
         rate = (wx, wy, wz)
         force = (fx, fy, fz)
         attitude_var = (roll_var, pitch_var, yaw_var)
+    return orientation, _diagonal(attitude_var), rate, _diagonal(rate_var), force, _diagonal(force_var)
+
+
+def imu(sample: InsSample, frame_id: str, *, oxts_axes: bool) -> Imu:
+    """/oxts/imu in the OxTS axes (oxts_axes) or imu/data in the body axes."""
+    orientation, attitude_cov, rate, rate_cov, force, force_cov = imu_values(sample, oxts_axes=oxts_axes)
+    message = Imu()
+    message.header.stamp = stamp(sample.stamp_ns)
+    message.header.frame_id = frame_id
     q = message.orientation
     q.x, q.y, q.z, q.w = orientation
     v = message.angular_velocity
     v.x, v.y, v.z = rate
     a = message.linear_acceleration
     a.x, a.y, a.z = force
-    message.orientation_covariance = _diagonal(attitude_var)
-    message.angular_velocity_covariance = _diagonal(rate_var)
-    message.linear_acceleration_covariance = _diagonal(force_var)
+    message.orientation_covariance = attitude_cov
+    message.angular_velocity_covariance = rate_cov
+    message.linear_acceleration_covariance = force_cov
     return message
 
 
@@ -134,8 +184,14 @@ def oxts_velocity(sample: InsSample, frame_id: str) -> TwistStamped:
     linear = message.twist.linear
     linear.x, linear.y, linear.z = sample.velocity
     angular = message.twist.angular
-    angular.x, angular.y, angular.z = (math.degrees(w) for w in sample.angular_rate)
+    angular.x, angular.y, angular.z = oxts_angular_rate_deg(sample)
     return message
+
+
+def oxts_angular_rate_deg(sample: InsSample) -> Vector:
+    """/oxts/velocity's angular rate: deg/s, as the real vehicle gives it."""
+    wx, wy, wz = sample.angular_rate
+    return math.degrees(wx), math.degrees(wy), math.degrees(wz)
 
 
 def navsat_fix(sample: InsSample, frame_id: str) -> NavSatFix:
@@ -145,12 +201,16 @@ def navsat_fix(sample: InsSample, frame_id: str) -> NavSatFix:
     message.header.frame_id = frame_id
     message.status.status = NavSatStatus.STATUS_GBAS_FIX
     message.status.service = NavSatStatus.SERVICE_GPS
-    message.latitude = sample.latitude_deg
-    message.longitude = sample.longitude_deg
-    message.altitude = sample.position[2]
-    message.position_covariance = _diagonal(sample.position_variance)
+    message.latitude, message.longitude, message.altitude, message.position_covariance = navsat_fix_values(
+        sample
+    )
     message.position_covariance_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
     return message
+
+
+def navsat_fix_values(sample: InsSample) -> tuple[float, float, float, list[float]]:
+    """The fix's latitude, longitude and altitude and its diagonal covariance, in field order."""
+    return sample.latitude_deg, sample.longitude_deg, sample.position[2], _diagonal(sample.position_variance)
 
 
 def transform(sample: InsSample, frames: FrameNames) -> TransformStamped:

@@ -62,6 +62,17 @@ class StepPublisher:
         for tap in self._taps.taps.get(self.topic, ()):
             tap(message)
 
+    def publish_serialized(self, data: bytes, step: int, message: Callable[[], Any]) -> None:
+        """Publish a message already serialized (acres_bridge.convert.cdr); `message` makes the
+        same message as an object, called only for the taps, when the topic has any."""
+        self.publisher.publish(data)
+        self._ledger.record(self.topic, step)
+        taps = self._taps.taps.get(self.topic, ())
+        if taps:
+            made = message()
+            for tap in taps:
+                tap(made)
+
     def wanted(self) -> bool:
         """Whether anyone reads the topic now: a subscriber, or a tap (the live view)."""
         return self.publisher.get_subscription_count() > 0 or bool(self._taps.taps.get(self.topic))

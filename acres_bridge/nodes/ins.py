@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from acres_bridge.convert import ins as convert
+from acres_bridge.convert.ins_cdr import InsEncoders
 from acres_bridge.ingest.channels import INS
 from acres_bridge.nodes.base import SubsystemNode
 from acres_bridge.wire import InsSample
@@ -36,14 +37,37 @@ class Ins(SubsystemNode):
         self._velocity = self.publisher("/oxts/velocity") if polaris else None
         self._imu_frame, self._fix_frame = self.frame(imu), self.frame(fix)
         self._velocity_frame = self.frame("/oxts/velocity") if polaris else ""
+        self._encode = InsEncoders(
+            self.frames,
+            imu_frame=self._imu_frame,
+            fix_frame=self._fix_frame,
+            velocity_frame=self._velocity_frame,
+            oxts_axes=polaris,
+        )
         self.samples(INS, self._on_ins)
 
     def _on_ins(self, sample: InsSample) -> None:
-        frames = self.frames
-        self._imu.publish(convert.imu(sample, self._imu_frame, oxts_axes=self._oxts), sample.step)
+        """Every message serialized straight to CDR (acres_bridge.convert.ins_cdr); the message
+        objects of acres_bridge.convert.ins are made only for a topic's taps."""
+        frames, encode, step = self.frames, self._encode, sample.step
+        self._imu.publish_serialized(
+            encode.imu(sample), step, lambda: convert.imu(sample, self._imu_frame, oxts_axes=self._oxts)
+        )
         if self._velocity is not None:
-            self._velocity.publish(convert.oxts_velocity(sample, self._velocity_frame), sample.step)
+            self._velocity.publish_serialized(
+                encode.oxts_velocity(sample),
+                step,
+                lambda: convert.oxts_velocity(sample, self._velocity_frame),
+            )
         if sample.has_position:
-            self._odom.publish(convert.odometry(sample, frames), sample.step)
-            self._fix.publish(convert.navsat_fix(sample, self._fix_frame), sample.step)
-            self._truth.publish(convert.ground_truth_odometry(sample, frames), sample.step)
+            self._odom.publish_serialized(
+                encode.odometry(sample), step, lambda: convert.odometry(sample, frames)
+            )
+            self._fix.publish_serialized(
+                encode.navsat_fix(sample), step, lambda: convert.navsat_fix(sample, self._fix_frame)
+            )
+            self._truth.publish_serialized(
+                encode.ground_truth_odometry(sample),
+                step,
+                lambda: convert.ground_truth_odometry(sample, frames),
+            )

@@ -5,6 +5,7 @@ commands out to the ingest, checked and counted."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 import samples
@@ -26,6 +27,7 @@ from acres_bridge.nodes.clock_tf import ClockTf
 from acres_bridge.nodes.dbw import Dbw
 from acres_bridge.nodes.episode import EpisodeClock
 from acres_bridge.nodes.ins import Ins
+from acres_bridge.nodes.publish_taps import TAPS
 from acres_bridge.nodes.reset import PoseReset
 from acres_bridge.wire import AgentReset, Clock, DbwTarget
 from nodes.node_rig import node_rig
@@ -76,6 +78,23 @@ def test_ins_publishes_the_polaris_topics_in_the_frames_of_msg_profiles_with_the
         }
         assert received["/vehicle/odom"][0].child_frame_id == "polaris2/base_footprint"
         assert {stamp_ns(messages[0]) for messages in received.values()} == {5 * 1_000_000_000 // 120}
+
+
+def test_a_tap_on_an_ins_topic_sees_the_message_a_subscriber_receives() -> None:
+    # The INS topics go out serialized (acres_bridge.convert.ins_cdr); a tap (the live view) gets
+    # the same message as an object, made only for it.
+    with node_rig(Ins, feeds=(INS,)) as rig:
+        odom, imu = rig.received("polaris", "/vehicle/odom"), rig.received("polaris", "/oxts/imu")
+        tapped: list[Any] = []
+        tap, topic = tapped.append, rig.node.get_namespace().rstrip("/") + "/vehicle/odom"
+        TAPS.add(topic, tap)
+        try:
+            rig.feed(INS, samples.ins_sample(7, velocity=(4.5, 0.1, 0.0)))
+            rig.spin_until(lambda: odom and imu, "/vehicle/odom and /oxts/imu")
+        finally:
+            TAPS.remove(topic, tap)
+        assert tapped == odom
+        assert odom[0].twist.twist.linear.x == 4.5
 
 
 def test_ins_without_a_position_publishes_only_what_needs_none() -> None:

@@ -18,7 +18,7 @@ import struct
 from collections.abc import Sequence
 from typing import Final
 
-__all__ = ["ENCAPSULATION", "StampedLayout"]
+__all__ = ["ENCAPSULATION", "StampedLayout", "time_message"]
 
 ENCAPSULATION: Final = b"\x00\x01\x00\x00"  # CDR, little endian, no options
 _ALIGNMENT: Final = {"b": 1, "B": 1, "?": 1, "h": 2, "H": 2, "i": 4, "I": 4, "f": 4, "d": 8, "q": 8, "Q": 8}
@@ -56,13 +56,24 @@ def _string(text: str, offset: int) -> tuple[bytes, int]:
     return encoded, offset + len(encoded)
 
 
+def time_message(stamp_ns: int) -> bytes:
+    """A message that is one builtin_interfaces/Time (rosgraph_msgs/Clock), serialized."""
+    return ENCAPSULATION + _STAMP.pack(stamp_ns // _NS_PER_S, stamp_ns % _NS_PER_S)
+
+
 class StampedLayout:
     """The layout of a message that starts with a std_msgs/Header whose frame id never changes,
     then any further fixed strings (`strings`, e.g. a child frame id), then numbers only
-    (`body`: struct codes with counts, in field order, e.g. ``"3d 4d 36d"``)."""
+    (`body`: struct codes with counts, in field order, e.g. ``"3d 4d 36d"``).
 
-    def __init__(self, frame_id: str, body: str, strings: Sequence[str] = ()) -> None:
-        offset = _STAMP.size
+    With `sequence_of_one`, the message is a sequence holding one such element (the length 1
+    before it), as tf2_msgs/TFMessage with one transform."""
+
+    def __init__(
+        self, frame_id: str, body: str, strings: Sequence[str] = (), *, sequence_of_one: bool = False
+    ) -> None:
+        self._lead = ENCAPSULATION + (struct.pack("<I", 1) if sequence_of_one else b"")
+        offset = len(self._lead) - len(ENCAPSULATION) + _STAMP.size
         fixed = b""
         for text in (frame_id, *strings):
             encoded, offset = _string(text, offset)
@@ -79,7 +90,7 @@ class StampedLayout:
     def pack(self, stamp_ns: int, *values: float | int) -> bytes:
         """The serialized message: stamp_ns as the header's stamp, `values` in `body`'s order."""
         return (
-            ENCAPSULATION
+            self._lead
             + _STAMP.pack(stamp_ns // _NS_PER_S, stamp_ns % _NS_PER_S)
             + self._fixed
             + self._body.pack(*values)

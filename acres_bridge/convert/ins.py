@@ -33,6 +33,7 @@ __all__ = [
     "oxts_velocity",
     "quaternion_multiply",
     "transform",
+    "transform_values",
 ]
 
 _HALF_SQRT2 = math.sqrt(0.5)
@@ -219,8 +220,14 @@ def transform(sample: InsSample, frames: FrameNames) -> TransformStamped:
     message.header.stamp = stamp(sample.stamp_ns)
     message.header.frame_id = frames.utm
     message.child_frame_id = frames.base_footprint
+    translation, rotation = transform_values(sample)
     t = message.transform.translation
-    t.x, t.y, t.z = sample.position
+    t.x, t.y, t.z = translation
     r = message.transform.rotation
-    r.x, r.y, r.z, r.w = sample.orientation
+    r.x, r.y, r.z, r.w = rotation
     return message
+
+
+def transform_values(sample: InsSample) -> tuple[Vector, Quaternion]:
+    """The /tf transform's translation and rotation: the INS pose in utm."""
+    return sample.position, sample.orientation

@@ -18,15 +18,15 @@ from acres_bridge.convert.cdr import StampedLayout
 from acres_bridge.convert.frame_names import FrameNames
 from acres_bridge.wire.messages import InsSample
 
-__all__ = ["InsEncoders"]
+__all__ = ["InsEncoders", "TfEncoder"]
 
 # Field order after the header (and Odometry's child_frame_id), as struct codes with counts.
 _ODOMETRY: Final = "3d 4d 36d 3d 3d 36d"  # pose (position, orientation), covariance; twist, covariance
 _IMU: Final = "4d 9d 3d 9d 3d 9d"  # orientation, angular velocity, linear acceleration, each + covariance
 _TWIST_STAMPED: Final = "3d 3d"  # linear, angular
-_NAV_SAT_FIX: Final = (
-    "b H 3d 9d B"  # status (status, service), latitude, longitude, altitude, covariance, type
-)
+# status (status, service), latitude, longitude, altitude, covariance, type
+_NAV_SAT_FIX: Final = "b H 3d 9d B"
+_TRANSFORM: Final = "3d 4d"  # translation, rotation
 
 
 class InsEncoders:
@@ -81,3 +81,16 @@ class InsEncoders:
         return self._odometry.pack(
             stamp_ns, *position, *orientation, *pose_covariance, *linear, *angular, *twist_covariance
         )
+
+
+class TfEncoder:
+    """/tf of each INS sample serialized: a tf2_msgs/TFMessage of ins.transform alone."""
+
+    def __init__(self, frames: FrameNames) -> None:
+        self._layout = StampedLayout(
+            frames.utm, _TRANSFORM, strings=(frames.base_footprint,), sequence_of_one=True
+        )
+
+    def tf(self, sample: InsSample) -> bytes:
+        translation, rotation = ins.transform_values(sample)
+        return self._layout.pack(sample.stamp_ns, *translation, *rotation)

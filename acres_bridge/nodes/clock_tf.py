@@ -11,6 +11,8 @@ from typing import Any
 from tf2_msgs.msg import TFMessage
 
 from acres_bridge.convert import ins as convert_ins
+from acres_bridge.convert.cdr import time_message
+from acres_bridge.convert.ins_cdr import TfEncoder
 from acres_bridge.convert.session import clock as clock_message
 from acres_bridge.ingest.channels import CLOCK, INS
 from acres_bridge.nodes.base import SubsystemNode
@@ -31,11 +33,19 @@ class ClockTf(SubsystemNode):
             self._clock_publisher = self.publisher("/clock")
             self.samples(CLOCK, self._on_clock, agent=0)
         self._tf = self.publisher("/tf")
+        self._encode_tf = TfEncoder(self.frames)
         self.samples(INS, self._on_ins)
 
     def _on_clock(self, sample: Clock) -> None:
-        self._clock_publisher.publish(clock_message(sample), sample.step)
+        self._clock_publisher.publish_serialized(
+            time_message(sample.stamp_ns), sample.step, lambda: clock_message(sample)
+        )
 
     def _on_ins(self, sample: InsSample) -> None:
+        """Serialized straight to CDR (acres_bridge.convert.ins_cdr), as the ins node's topics."""
         if sample.has_position:
-            self._tf.publish(TFMessage(transforms=[convert_ins.transform(sample, self.frames)]), sample.step)
+            self._tf.publish_serialized(
+                self._encode_tf.tf(sample),
+                sample.step,
+                lambda: TFMessage(transforms=[convert_ins.transform(sample, self.frames)]),
+            )

@@ -1,5 +1,5 @@
-"""The INS messages serialized straight to CDR read back, through rclpy, as the reference
-messages of acres_bridge.convert.ins, for any sample; and the layouts' own rules."""
+"""The INS messages, /tf and /clock serialized straight to CDR read back, through rclpy, as the
+reference messages of acres_bridge.convert, for any sample; and the layouts' own rules."""
 
 from __future__ import annotations
 
@@ -15,13 +15,15 @@ from hypothesis import strategies as st
 from nav_msgs.msg import Odometry
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import Imu, NavSatFix
+from tf2_msgs.msg import TFMessage
 
 from acres_bridge.convert import ins
-from acres_bridge.convert.cdr import StampedLayout
+from acres_bridge.convert.cdr import StampedLayout, time_message
 from acres_bridge.convert.frame_names import FrameNames, frame_names
-from acres_bridge.convert.ins_cdr import InsEncoders
+from acres_bridge.convert.ins_cdr import InsEncoders, TfEncoder
+from acres_bridge.convert.session import clock
 from acres_bridge.wire.json_fields import MAX_STAMP_NS
-from acres_bridge.wire.messages import InsSample
+from acres_bridge.wire.messages import Clock, InsSample
 
 POLARIS = frame_names(vehicle="polaris")
 PREFIXED = frame_names(vehicle="polaris", frame_prefix="polaris2/", utm_frame="utm_16t")
@@ -99,6 +101,19 @@ def test_nan_fields_stay_nan() -> None:
     sample = samples.ins_sample(true_speed=math.nan)
     message = deserialize_message(encoders(POLARIS, oxts_axes=True).ground_truth_odometry(sample), Odometry)
     assert math.isnan(message.twist.twist.linear.x)
+
+
+@settings(max_examples=100, deadline=None)
+@given(sample=ins_samples, frames=st.sampled_from([POLARIS, PREFIXED]))
+def test_tf_reads_back_as_the_reference(sample: InsSample, frames: FrameNames) -> None:
+    reference = TFMessage(transforms=[ins.transform(sample, frames)])
+    assert_same_message(TfEncoder(frames).tf(sample), reference)
+
+
+@given(stamp_ns=st.integers(min_value=0, max_value=MAX_STAMP_NS))
+def test_clock_reads_back_as_the_reference(stamp_ns: int) -> None:
+    reference = clock(Clock(step=1, stamp_ns=stamp_ns))
+    assert_same_message(time_message(stamp_ns), reference)
 
 
 def test_padding_is_written_as_zeros_and_the_size_is_fixed() -> None:

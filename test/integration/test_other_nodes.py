@@ -23,7 +23,7 @@ from tf2_msgs.msg import TFMessage
 from acres_bridge.geo.route import acre_loop
 from acres_bridge.msg_profiles import load_profiles
 
-from .conftest import LATCHED, Processes, Ros, free_port
+from .conftest import LATCHED, Processes, Ros, free_port, wait_for_line
 from .other_nodes import (
     TF_STATIC,
     assert_wire_qos,
@@ -319,8 +319,11 @@ def test_dbw_demo_driver_sends_enable_gear_speed_and_curvature_and_the_route(
         lambda: disable.get_subscription_count() >= 2, "the bridge and the driver on /vehicle/disable"
     )
     disable.publish(Empty())
-    ros.spin_for(0.5)
-    sent = len(enable)
+    # Judged from when the driver has seen the disable (it logs it), not after a wall-clock wait:
+    # an enable it sent just before is no breach, and is taken in first.
+    wait_for_line(driver, "/vehicle/disable seen")
+    sent = sum("sent /vehicle/enable" in line for line in driver.lines)
+    ros.wait_until(lambda: len(enable) == sent, f"the {sent} enables sent before the disable was seen")
     ticks = len(status)
     for _ in range(30):  # 1.5 s of the driver's 50 Hz ticks, three times its enable retry period
         session.step()
@@ -328,3 +331,4 @@ def test_dbw_demo_driver_sends_enable_gear_speed_and_curvature_and_the_route(
     assert driver.popen.poll() is None, "the driver must still run: a dead one sends no enable either"
     assert len(status) > ticks  # it went on ticking all the while
     assert len(enable) == sent
+    assert sum("sent /vehicle/enable" in line for line in driver.lines) == sent

@@ -58,14 +58,16 @@ class StepPublisher:
 
     def publish(self, message: Any, step: int) -> None:
         self.publisher.publish(message)
-        self._ledger.record(self.topic, step)
-        for tap in self._taps.taps.get(self.topic, ()):
-            tap(message)
+        self._handed_on(step, lambda: message)
 
     def publish_serialized(self, data: bytes, step: int, message: Callable[[], Any]) -> None:
         """Publish a message already serialized (acres_bridge.convert.cdr); `message` makes the
         same message as an object, called only for the taps, when the topic has any."""
         self.publisher.publish(data)
+        self._handed_on(step, message)
+
+    def _handed_on(self, step: int, message: Callable[[], Any]) -> None:
+        """What follows every publish: the step into the delivery report, the message to the taps."""
         self._ledger.record(self.topic, step)
         taps = self._taps.taps.get(self.topic, ())
         if taps:

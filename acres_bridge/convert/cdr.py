@@ -18,13 +18,14 @@ import struct
 from collections.abc import Sequence
 from typing import Final
 
+from acres_bridge.wire.clock import NS_PER_S
+
 __all__ = ["ENCAPSULATION", "StampedLayout", "time_message"]
 
 ENCAPSULATION: Final = b"\x00\x01\x00\x00"  # CDR, little endian, no options
 _ALIGNMENT: Final = {"b": 1, "B": 1, "?": 1, "h": 2, "H": 2, "i": 4, "I": 4, "f": 4, "d": 8, "q": 8, "Q": 8}
 _ITEM: Final = re.compile(r"(\d*)([a-zA-Z?])")
-_STAMP: Final = struct.Struct("<iI")
-_NS_PER_S: Final = 1_000_000_000
+_STAMP: Final = struct.Struct("<iI")  # builtin_interfaces/Time: sec, nanosec
 
 
 def _aligned(codes: str, offset: int) -> tuple[str, int]:
@@ -56,9 +57,14 @@ def _string(text: str, offset: int) -> tuple[bytes, int]:
     return encoded, offset + len(encoded)
 
 
+def _time(stamp_ns: int) -> bytes:
+    """A builtin_interfaces/Time of integer nanoseconds (acres_bridge.convert.stamps.stamp's)."""
+    return _STAMP.pack(stamp_ns // NS_PER_S, stamp_ns % NS_PER_S)
+
+
 def time_message(stamp_ns: int) -> bytes:
     """A message that is one builtin_interfaces/Time (rosgraph_msgs/Clock), serialized."""
-    return ENCAPSULATION + _STAMP.pack(stamp_ns // _NS_PER_S, stamp_ns % _NS_PER_S)
+    return ENCAPSULATION + _time(stamp_ns)
 
 
 class StampedLayout:
@@ -89,9 +95,4 @@ class StampedLayout:
 
     def pack(self, stamp_ns: int, *values: float | int) -> bytes:
         """The serialized message: stamp_ns as the header's stamp, `values` in `body`'s order."""
-        return (
-            self._lead
-            + _STAMP.pack(stamp_ns // _NS_PER_S, stamp_ns % _NS_PER_S)
-            + self._fixed
-            + self._body.pack(*values)
-        )
+        return self._lead + _time(stamp_ns) + self._fixed + self._body.pack(*values)

@@ -319,16 +319,17 @@ def test_dbw_demo_driver_sends_enable_gear_speed_and_curvature_and_the_route(
         lambda: disable.get_subscription_count() >= 2, "the bridge and the driver on /vehicle/disable"
     )
     disable.publish(Empty())
-    # Judged from when the driver has seen the disable (it logs it), not after a wall-clock wait:
-    # an enable it sent just before is no breach, and is taken in first.
+    # Judged from when the driver has seen the disable (it logs it and every enable it sends), not
+    # after a wall-clock wait: an enable sent just before is no breach, even if it arrives later.
+    # (The test's reader may miss the driver's very first enable, sent before it matched: so the
+    # topic can show fewer enables than the log, never more.)
     wait_for_line(driver, "/vehicle/disable seen")
     sent = sum("sent /vehicle/enable" in line for line in driver.lines)
-    ros.wait_until(lambda: len(enable) == sent, f"the {sent} enables sent before the disable was seen")
     ticks = len(status)
     for _ in range(30):  # 1.5 s of the driver's 50 Hz ticks, three times its enable retry period
         session.step()
         ros.spin_for(0.05)
     assert driver.popen.poll() is None, "the driver must still run: a dead one sends no enable either"
     assert len(status) > ticks  # it went on ticking all the while
-    assert len(enable) == sent
     assert sum("sent /vehicle/enable" in line for line in driver.lines) == sent
+    assert len(enable) <= sent

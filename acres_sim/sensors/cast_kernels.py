@@ -28,7 +28,7 @@ import numba
 import numpy as np
 
 from acres_sim.sensors.minmax_kernels import fmax, fmin, maximum, minimum
-from acres_sim.sensors.terrain import HIT_TOLERANCE_M
+from acres_sim.sensors.terrain import HIT_TOLERANCE_M, SEED_EVERY
 from acres_sim.sensors.terrain_kernels import (
     T_FLAT_Z,
     T_HEIGHT_FIELD,
@@ -297,6 +297,7 @@ def _cast_one(
 
 
 _BLOCK: Final = 512  # rays a thread takes at a time: its stages' scratch stays in the L1 cache
+assert _BLOCK % SEED_EVERY == 0  # a block holds its rays' seeds
 _GROUP: Final = 64  # rays that share one list of the boxes they can see
 # Angular margin (rad) of a group's cone: its float rounding, many times over.
 _GROUP_MARGIN_RAD: Final = 1e-3
@@ -431,6 +432,7 @@ def cast_rays(
         hi = np.empty(_BLOCK, dtype=np.float32)
         t_eval = np.empty(_BLOCK, dtype=np.float32)
         live = np.empty(_BLOCK, dtype=np.int32)
+        seeded = np.empty(_BLOCK, dtype=np.int32)
         in_view = np.empty(boxes.shape[0], dtype=np.int32)
         in_view_count = 0
         for block in range(thread, blocks, threads):
@@ -455,6 +457,7 @@ def cast_rays(
                     hi,
                     t_eval,
                     live,
+                    seeded,
                 )
             for j in range(count):
                 i = start + j

@@ -313,7 +313,7 @@ class Scene:
             inside = (rx * rx + ry * ry + rz * rz) <= radius * radius
             return np.flatnonzero(((miss2 <= radius * radius) & (along >= 0)) | inside)
 
-        return self._cast(rays, max_range_m, agents=agents, crop=crop, candidates=candidates)
+        return self._cast(rays, max_range_m, agents=agents, crop=crop, candidates=candidates, fan=False)
 
     def cast_fan(
         self,
@@ -340,19 +340,27 @@ class Scene:
                 return None
             return fan.within(rot.T @ (rel / dist), math.asin(box.radius / dist))
 
-        return self._cast(rays, max_range_m, agents=agents, crop=crop, candidates=candidates)
+        return self._cast(rays, max_range_m, agents=agents, crop=crop, candidates=candidates, fan=True)
 
     def _cast(
-        self, rays: Rays, max_range_m: float, *, agents: Sequence[Box], crop: bool, candidates: _Candidates
+        self,
+        rays: Rays,
+        max_range_m: float,
+        *,
+        agents: Sequence[Box],
+        crop: bool,
+        candidates: _Candidates,
+        fan: bool,
     ) -> Hits:
-        """The ground first, then the boxes, then the crop canopies, each keeping the nearest hit."""
+        """The ground first, then the boxes, then the crop canopies, each keeping the nearest hit.
+        ``fan``: the rays are a sensor's fan, in its order (the ground solves them from neighbours)."""
         if not all(isinstance(a, Box) for a in agents):
             raise ParamsError(
                 f"Scene.cast agents: expected Box values, got {[type(a).__name__ for a in agents]}"
             )
         hits = Hits.empty(rays.size)
         fields = self.crop if crop else ()
-        ground = self._cast_ground(rays, max_range_m, fields, hits)
+        ground = self._cast_ground(rays, max_range_m, fields, hits, fan=fan)
         for index, box in [*enumerate(self.buildings), *enumerate(agents)]:
             _cast_box(rays, max_range_m, hits, box=box, index=index, candidates=candidates)
         if fields and ground is not None:
@@ -360,7 +368,7 @@ class Scene:
         return hits
 
     def _cast_ground(
-        self, rays: Rays, max_range_m: float, fields: tuple[CropField, ...], hits: Hits
+        self, rays: Rays, max_range_m: float, fields: tuple[CropField, ...], hits: Hits, *, fan: bool
     ) -> tuple[I64, GroundContact] | None:
         """Cast the rays that can meet the ground (or a crop canopy on it) within range.
 
@@ -377,7 +385,7 @@ class Scene:
         if picked.size == 0:
             return None
         sub = rays.take(picked)
-        ground = self.terrain.intersect(sub, reach=max_range_m)
+        ground = self.terrain.intersect(sub, reach=max_range_m, index=picked if fan else None)
         met = np.flatnonzero(np.isfinite(ground.t))
         gx, gy = ground.grad_x.take(met), ground.grad_y.take(met)
         scale = np.float32(1.0) / np.sqrt(np.float32(1.0) + gx * gx + gy * gy)

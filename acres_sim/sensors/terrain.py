@@ -28,6 +28,10 @@ EXTRA_ITERATIONS: Final = 10
 CONVERGED_M: Final = 1e-3
 HIT_TOLERANCE_M: Final = 0.02
 FARTHEST_T: Final = np.finfo(np.float32).max  # the end of every ray's bracket (m)
+# Rays of one origin are solved in two rounds: every SEED_EVERY-th ray of the fan (a seed) from the
+# tangent plane of the ground under the origin, then each of the others from the tangent plane at its
+# seed's hit, its neighbour's ground, where most converge at the first evaluation.
+SEED_EVERY: Final = 8
 # Grid coordinates are clamped to this fraction of the last node, so that floor() stays in a cell.
 _INSIDE: Final = np.float32(1.0 - 1e-6)
 
@@ -118,8 +122,9 @@ class FlatGround:
         zeros = np.zeros(xa.shape, dtype=np.float32)
         return _unit_normals(zeros, zeros)
 
-    def intersect(self, rays: Rays, *, reach: float) -> GroundHits:
-        """Where the rays meet the plane (exactly, at any distance: ``reach`` is unused).
+    def intersect(self, rays: Rays, *, reach: float, index: NDArray[np.intp] | None = None) -> GroundHits:
+        """Where the rays meet the plane (exactly, at any distance: ``reach`` and ``index``, the rays'
+        places in their fan, are unused).
 
         Rays that do not descend, or start below the plane, miss.
         """
@@ -310,30 +315,82 @@ class HeightField:
         inv = np.float32(1.0 / self.cell_m)
         return _unit_normals(slope_x * inv, slope_y * inv)
 
-    def intersect(self, rays: Rays, *, reach: float) -> GroundHits:
+    def intersect(
+        self,
+        rays: Rays,
+        *,
+        reach: float,
+        index: NDArray[np.intp] | None = None,
+        seed_every: int = SEED_EVERY,
+    ) -> GroundHits:
         """Where the rays first meet the ground.
 
-        Newton on f(t) = z(t) - h(x(t), y(t)), from the tangent plane of the ground below the origin,
-        within the bracket where the ray is inside the grid's height range (a rising ray: up to
-        ``reach`` m). First up to ``NEWTON_ITERATIONS`` plain steps, clipped to the bracket, a ray
-        stopping once |f| is within ``CONVERGED_M`` (its next step is its answer);
-        then, on the rays whose |f| still exceeds ``CONVERGED_M``, up to ``EXTRA_ITERATIONS``
-        safeguarded steps (bisection where Newton leaves the bracket). A ray hits where
-        |f| <= ``HIT_TOLERANCE_M`` at the end. Exact for rays steeper than the ground; a ray that
+        Newton on f(t) = z(t) - h(x(t), y(t)) within the bracket where the ray is inside the grid's
+        height range (a rising ray: up to ``reach`` m). First up to ``NEWTON_ITERATIONS`` plain steps,
+        clipped to the bracket, a ray stopping once |f| is within ``CONVERGED_M`` (its next step is
+        its answer); then, on the rays whose |f| still exceeds ``CONVERGED_M``, up to
+        ``EXTRA_ITERATIONS`` safeguarded steps (bisection where Newton leaves the bracket). A ray hits
+        where |f| <= ``HIT_TOLERANCE_M`` at the end. Exact for rays steeper than the ground; a ray that
         grazes the ground at a shallower angle can meet it more than once and may get a later
         crossing or none.
+
+        Newton starts from the tangent plane of the ground under the origin; where the rays share one
+        origin, the rays at ``index`` (their places in the fan, ascending; default: 0, 1, ...) that are
+        not a multiple of ``seed_every`` start from the tangent plane at the hit of the one that is
+        before them (their seed), solved first (``seed_every=1``: every ray from the plane under the
+        origin).
         """
         bracket = self._bracket(rays, reach)
-        t_hit = np.full(rays.size, np.inf, dtype=np.float32)
-        grad_x = np.zeros(rays.size, dtype=np.float32)
-        grad_y = np.zeros(rays.size, dtype=np.float32)
+        hits = GroundHits(
+            t=np.full(rays.size, np.inf, dtype=np.float32),
+            grad_x=np.zeros(rays.size, dtype=np.float32),
+            grad_y=np.zeros(rays.size, dtype=np.float32),
+        )
         live = np.flatnonzero(bracket.lo <= bracket.hi)
-        if live.size:
-            found = self._solve(rays.take(live), bracket.take(live))
-            t_hit[live] = found.t
-            grad_x[live] = found.grad_x
-            grad_y[live] = found.grad_y
-        return GroundHits(t=t_hit, grad_x=grad_x, grad_y=grad_y)
+        if index is None or not rays.one_origin:
+            self._solve_into(hits, rays, live, bracket.take(live))
+            return hits
+        is_seed = index.take(live) % seed_every == 0
+        seeds, others = live[is_seed], live[~is_seed]
+        self._solve_into(hits, rays, seeds, bracket.take(seeds))
+        start = self._seeded_start(
+            rays, bracket.take(others), others, place=index, seeds=hits, every=seed_every
+        )
+        self._solve_into(hits, rays, others, start)
+        return hits
+
+    def _solve_into(self, hits: GroundHits, rays: Rays, which: NDArray[np.intp], start: _Bracket) -> None:
+        """``_solve`` of the rays ``which`` from ``start``, written into their places of ``hits``."""
+        if which.size:
+            found = self._solve(rays.take(which), start)
+            hits.t[which] = found.t
+            hits.grad_x[which] = found.grad_x
+            hits.grad_y[which] = found.grad_y
+
+    @staticmethod
+    def _seeded_start(
+        rays: Rays,
+        start: _Bracket,
+        solved: NDArray[np.intp],
+        *,
+        place: NDArray[np.intp],
+        seeds: GroundHits,
+        every: int,
+    ) -> _Bracket:
+        """``start`` of the rays ``solved`` moved onto the tangent plane at their seed's hit, where the
+        seed hit and that start is within the ray's bracket: t = t_seed (dz - g . d)_seed / (dz - g . d)
+        with the ground's gradient g at the seed's hit."""
+        seed_place = place.take(solved)
+        seed_place -= seed_place % every
+        seed = np.minimum(np.searchsorted(place, seed_place), place.size - 1)
+        t_seed = np.where(place.take(seed) == seed_place, seeds.t.take(seed), np.float32(np.inf))
+        gx, gy = seeds.grad_x.take(seed), seeds.grad_y.take(seed)
+        along_seed = rays.dz.take(seed) - gx * rays.dx.take(seed) - gy * rays.dy.take(seed)
+        along = rays.dz.take(solved) - gx * rays.dx.take(solved) - gy * rays.dy.take(solved)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            guess = t_seed * along_seed / along
+        use = (guess >= start.lo) & (guess <= start.hi)
+        return _Bracket(t=as_f32(np.where(use, guess, start.t)), lo=start.lo, hi=start.hi)
 
     def _bracket(self, rays: Rays, reach: float) -> _Bracket:
         """Where each ray can meet the ground, and Newton's start there.

@@ -24,7 +24,14 @@ import numba
 import numpy as np
 
 from acres_sim.sensors.minmax_kernels import maximum, minimum
-from acres_sim.sensors.terrain import CONVERGED_M, EXTRA_ITERATIONS, FARTHEST_T, NEWTON_ITERATIONS
+from acres_sim.sensors.terrain import (
+    CONVERGED_M,
+    EXTRA_ITERATIONS,
+    FARTHEST_T,
+    HIT_TOLERANCE_M,
+    NEWTON_ITERATIONS,
+    SEED_EVERY,
+)
 
 __all__ = ["TERRAIN_SLOTS", "height_field_block"]
 
@@ -39,6 +46,8 @@ _ONE: Final = np.float32(1.0)
 _HALF: Final = np.float32(0.5)
 _INF: Final = np.float32(np.inf)
 _FARTHEST: Final = np.float32(FARTHEST_T)
+_HIT_TOLERANCE: Final = np.float32(HIT_TOLERANCE_M)
+_SEED_EVERY: Final = SEED_EVERY
 _INSIDE: Final = np.float32(1.0 - 1e-6)
 _CONVERGED: Final = np.float32(CONVERGED_M)
 _NEWTON: Final = NEWTON_ITERATIONS
@@ -78,16 +87,14 @@ def _sample(terrain: np.ndarray, coeffs: np.ndarray, x: float, y: float) -> tupl
 
 
 @numba.njit(**_JIT)
-def height_field_block(
+def _solve(
     terrain: np.ndarray,
     coeffs: np.ndarray,
     origin: np.ndarray,
     world: np.ndarray,
     start: int,
-    count: int,
-    reach: float,
-    ground0: np.ndarray,
-    climb: float,
+    live: np.ndarray,
+    m: int,
     t_out: np.ndarray,
     f_out: np.ndarray,
     sx_out: np.ndarray,
@@ -95,57 +102,14 @@ def height_field_block(
     lo: np.ndarray,
     hi: np.ndarray,
     t_eval: np.ndarray,
-    live: np.ndarray,
 ) -> None:
-    """HeightField.intersect of rays ``start`` .. ``start + count``, stage by stage over the block so
-    that the rays' Newton chains overlap in the processor: into slot ``j`` of the out arrays, the
-    ray's best t, the residual of its last evaluation (inf: not tried) and the slopes there (per cell).
-    A ray hits where |residual| <= HIT_TOLERANCE_M."""
-    zero = _ZERO
+    """HeightField._solve of the rays in slots ``live[:m]`` of the block from ``start``, from their
+    start in ``t_out`` within [lo, hi]: the plain Newton steps, then the safeguarded ones on the rays
+    that have not converged. ``live`` is scratch."""
     ox = origin[0]
     oy = origin[1]
     oz = origin[2]
-    h0 = ground0[0]
-    g0x = ground0[1]
-    g0y = ground0[2]
-    bound = ground0[3] > 0
-    steepest = terrain[T_STEEPEST]
     inv = terrain[T_INV_CELL]
-    clearance = oz - h0
-    # The bracket and Newton's start, for the rays that can meet the ground.
-    m = 0
-    for j in range(count):
-        i = start + j
-        t_out[j] = _INF
-        f_out[j] = _INF
-        sx_out[j] = zero
-        sy_out[j] = zero
-        dz = world[2, i]
-        if not dz < climb:
-            continue
-        inv_dz = _ONE / dz
-        t_enter = (terrain[T_Z_MAX] - oz) * inv_dz
-        t_leave = (terrain[T_Z_MIN] - oz) * inv_dz
-        if dz < 0:
-            lo_j = maximum(t_enter, zero)
-            hi_j = t_leave
-        else:
-            lo_j = zero
-            hi_j = minimum(t_enter if dz > 0 else _INF, reach)
-        if bound:
-            lo_j = maximum(lo_j, clearance / (steepest - dz) if dz < steepest else _INF)
-            hi_j = minimum(hi_j, clearance / (-dz - steepest) if -dz > steepest else _INF)
-        hi_j = minimum(hi_j, _FARTHEST)
-        if not lo_j <= hi_j:
-            continue
-        t = (oz - h0) / ((g0x * world[0, i] + g0y * world[1, i]) * inv - dz)
-        if not (t >= lo_j and t <= hi_j):
-            t = hi_j if math.isfinite(hi_j) else lo_j
-        lo[j] = lo_j
-        hi[j] = hi_j
-        t_out[j] = t
-        live[m] = j
-        m += 1
     # Plain Newton steps, clipped to the bracket; a ray is done once its residual is within
     # CONVERGED_M (its next step is its answer).
     for _ in range(_NEWTON):
@@ -209,3 +173,97 @@ def height_field_block(
             f_out[j] = f
             sx_out[j] = slope_x
             sy_out[j] = slope_y
+
+
+@numba.njit(**_JIT)
+def height_field_block(
+    terrain: np.ndarray,
+    coeffs: np.ndarray,
+    origin: np.ndarray,
+    world: np.ndarray,
+    start: int,
+    count: int,
+    reach: float,
+    ground0: np.ndarray,
+    climb: float,
+    t_out: np.ndarray,
+    f_out: np.ndarray,
+    sx_out: np.ndarray,
+    sy_out: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    t_eval: np.ndarray,
+    live: np.ndarray,
+    seeded: np.ndarray,
+) -> None:
+    """HeightField.intersect of rays ``start`` .. ``start + count`` (``start`` a multiple of
+    SEED_EVERY), stage by stage over the block so that the rays' Newton chains overlap in the
+    processor: into slot ``j`` of the out arrays, the ray's best t, the residual of its last
+    evaluation (inf: not tried) and the slopes there (per cell). A ray hits where
+    |residual| <= HIT_TOLERANCE_M. The seed rays first, from the tangent plane under the origin;
+    then the others, each from the tangent plane at its seed's hit where it has one."""
+    zero = _ZERO
+    oz = origin[2]
+    h0 = ground0[0]
+    g0x = ground0[1]
+    g0y = ground0[2]
+    bound = ground0[3] > 0
+    steepest = terrain[T_STEEPEST]
+    inv = terrain[T_INV_CELL]
+    clearance = oz - h0
+    # The bracket and Newton's start, for the rays that can meet the ground: seeds into live, the
+    # others into seeded.
+    m = 0
+    k = 0
+    for j in range(count):
+        i = start + j
+        t_out[j] = _INF
+        f_out[j] = _INF
+        sx_out[j] = zero
+        sy_out[j] = zero
+        dz = world[2, i]
+        if not dz < climb:
+            continue
+        inv_dz = _ONE / dz
+        t_enter = (terrain[T_Z_MAX] - oz) * inv_dz
+        t_leave = (terrain[T_Z_MIN] - oz) * inv_dz
+        if dz < 0:
+            lo_j = maximum(t_enter, zero)
+            hi_j = t_leave
+        else:
+            lo_j = zero
+            hi_j = minimum(t_enter if dz > 0 else _INF, reach)
+        if bound:
+            lo_j = maximum(lo_j, clearance / (steepest - dz) if dz < steepest else _INF)
+            hi_j = minimum(hi_j, clearance / (-dz - steepest) if -dz > steepest else _INF)
+        hi_j = minimum(hi_j, _FARTHEST)
+        if not lo_j <= hi_j:
+            continue
+        t = (oz - h0) / ((g0x * world[0, i] + g0y * world[1, i]) * inv - dz)
+        if not (t >= lo_j and t <= hi_j):
+            t = hi_j if math.isfinite(hi_j) else lo_j
+        lo[j] = lo_j
+        hi[j] = hi_j
+        t_out[j] = t
+        if i % _SEED_EVERY == 0:
+            live[m] = j
+            m += 1
+        else:
+            seeded[k] = j
+            k += 1
+    _solve(terrain, coeffs, origin, world, start, live, m, t_out, f_out, sx_out, sy_out, lo, hi, t_eval)
+    # The others start on the tangent plane at their seed's hit (as HeightField._seeded_start).
+    for q in range(k):
+        j = seeded[q]
+        i = start + j
+        s = j - i % _SEED_EVERY
+        if not abs(f_out[s]) <= _HIT_TOLERANCE:
+            continue
+        gx = sx_out[s] * inv
+        gy = sy_out[s] * inv
+        along_seed = world[2, start + s] - gx * world[0, start + s] - gy * world[1, start + s]
+        along = world[2, i] - gx * world[0, i] - gy * world[1, i]
+        guess = t_out[s] * along_seed / along
+        if guess >= lo[j] and guess <= hi[j]:
+            t_out[j] = guess
+    _solve(terrain, coeffs, origin, world, start, seeded, k, t_out, f_out, sx_out, sy_out, lo, hi, t_eval)

@@ -11,7 +11,9 @@ import pytest
 from acres_bridge.geo.rotation import world_to_body
 from acres_bridge.geo.route import acre_loop
 from acres_sim.errors import ParamsError
-from acres_sim.sensors._raycast import RayFan, Rays, box_hits, mount_in_base, rotation_matrix
+from acres_sim.sensors._raycast import RayFan, Rays, box_hits, mount_in_base, rotation_matrix, sensor_in_world
+from acres_sim.sensors.camera import POLARIS_CAMERA, Camera, camera_mount
+from acres_sim.sensors.lidar import POLARIS_LIDAR, beam_directions
 from acres_sim.sensors.scene import Box, CropField, FlatGround, HeightField, Scene, Surface
 from acres_sim.sensors.terrain import HIT_TOLERANCE_M
 from acres_sim.sensors.tile import ROUTE_CLEARANCE_M, acre_scene, flat_scene, vehicle_box
@@ -435,6 +437,59 @@ def test_rays_land_on_the_height_field() -> None:
     assert np.percentile(np.abs(error), 99.9) < 1e-3
     normals = hf.normals(p[ground, 0], p[ground, 1])
     assert hits.normal[ground] == pytest.approx(normals, abs=1e-4)
+
+
+# Where the rays of one origin are solved from their seed's ground instead of the tangent plane
+# under the origin, only rays that graze the ground may change their hit: by more than this (m) ...
+SEEDED_CHANGE_M = 0.01
+# ... and only on rays at most this steep against the ground (|dz - grad . d|, the sine of the angle
+# between ray and ground, about 3 deg) ...
+GRAZING = 0.05
+# ... on at most these shares of a frame's ground hits and of its rays (hit by one and not the other).
+CHANGED_HITS = 0.01
+HIT_OR_MISS_CHANGED = 0.001
+
+
+def _sensor_rays(sensor: str, state: VehicleState) -> tuple[Rays, float]:
+    """(the rays in the world, the range) of the Polaris's LiDAR or camera at ``state``."""
+    if sensor == "lidar":
+        mount = POLARIS.mount("lidar")
+        fan = RayFan(beam_directions(POLARIS_LIDAR).reshape(-1, 3))
+        translation = np.array(mount.translation)
+        rotation = rotation_matrix(mount.roll, mount.pitch, mount.yaw)
+        max_range_m = POLARIS_LIDAR.max_range_m
+    else:
+        camera = Camera(POLARIS_CAMERA, camera_mount(POLARIS))
+        pixels = camera.pixel_rays.reshape(-1, 3)
+        fan = RayFan(pixels[np.isfinite(pixels[:, 0])])
+        translation, rotation = camera.mount
+        max_range_m = POLARIS_CAMERA.max_range_m
+    origin, world_rotation = sensor_in_world(state, translation, rotation)
+    world = fan.in_world(world_rotation)
+    o = origin.astype(np.float32)
+    return Rays(o[0:1], o[1:2], o[2:3], world[0], world[1], world[2]), max_range_m
+
+
+@pytest.mark.parametrize("sensor", ["lidar", "camera"])
+def test_seeded_starts_change_only_the_hits_of_grazing_rays(sensor: str) -> None:
+    hf = acre_scene().terrain
+    assert isinstance(hf, HeightField)
+    route = acre_loop()
+    for distance in (0.0, 61.0, 122.0):
+        state = place(POLARIS, *route.pose_at(distance), terrain=hf)
+        rays, max_range_m = _sensor_rays(sensor, state)
+        fan = np.arange(rays.size)
+        seeded = hf.intersect(rays, reach=max_range_m, index=fan)
+        plane = hf.intersect(rays, reach=max_range_m, index=fan, seed_every=1)
+        assert not np.array_equal(seeded.t, plane.t)
+        hit, plane_hit = np.isfinite(seeded.t), np.isfinite(plane.t)
+        both = hit & plane_hit
+        assert int(both.sum()) > rays.size // 4  # a frame with much ground in it
+        assert int((hit != plane_hit).sum()) <= HIT_OR_MISS_CHANGED * rays.size
+        changed = np.flatnonzero(both)[np.abs(seeded.t - plane.t)[both] > SEEDED_CHANGE_M]
+        assert changed.size <= CHANGED_HITS * int(both.sum())
+        steepness = rays.dz - plane.grad_x * rays.dx - plane.grad_y * rays.dy
+        assert float(np.abs(steepness[changed]).max(initial=0.0)) <= GRAZING
 
 
 # The tile.

@@ -494,27 +494,41 @@ class HeightField:
         return _Newton(t=x, f=f, grad_x=slope_x, grad_y=slope_y)
 
     def _newton(self, rays: Rays, start: _Bracket, iterations: int) -> _Newton:
-        """``iterations`` (>= 1) bracketed Newton steps from ``start``: the best t, and the residual and
-        slopes (per grid cell) of the last evaluation."""
-        ox, oy, oz, dx, dy, dz = rays.ox, rays.oy, rays.oz, rays.dx, rays.dy, rays.dz
+        """Up to ``iterations`` (>= 1) bracketed Newton steps from ``start``: the best t, and the residual
+        and slopes (per grid cell) of the last evaluation. A ray stops once its |f| is within
+        ``CONVERGED_M`` (its Newton step from there is its answer) or once its bracket is empty (it
+        misses: the ground is out of its reach)."""
         inv = np.float32(1.0 / self.cell_m)
-        cx, cy = dx * inv, dy * inv
-        t, lo, hi = start.t, start.lo.copy(), start.hi.copy()
+        tolerance = np.float32(HIT_TOLERANCE_M)
+        steepest = np.float32(self._max_slope)
         half = np.float32(0.5)
+        best, lo, hi = start.t.copy(), start.lo.copy(), start.hi.copy()
+        f = np.full_like(best, np.inf)
+        slope_x = np.zeros_like(best)
+        slope_y = np.zeros_like(best)
+        active = np.arange(rays.size)
         for i in range(iterations):
-            h, slope_x, slope_y = self._sample(ox + t * dx, oy + t * dy)
-            f = oz + t * dz
-            f -= h
-            # t is below the root where the ray is still above the ground. Blends, not np.where: the
-            # mask is random, and a mispredicted branch per element costs more than the arithmetic.
-            above = (f > 0).astype(np.float32)
-            lo += (t - lo) * above
-            hi += (t - hi) * (np.float32(1.0) - above)
+            r = rays.take(active)
+            t, lo_a, hi_a = best.take(active), lo.take(active), hi.take(active)
+            h, sx, sy = self._sample(r.ox + t * r.dx, r.oy + t * r.dy)
+            fa = r.oz + t * r.dz
+            fa -= h
+            # Above the ground by f at t, the ray cannot come within HIT_TOLERANCE_M of it for another
+            # (f - HIT_TOLERANCE_M) / (steepest + |dz|) m: the ground rises at most ``steepest`` per
+            # metre along the ray, the ray falls |dz|. So t plus that is below the first root. Blends,
+            # not np.where: the mask is random, and a mispredicted branch per element costs more
+            # than the arithmetic.
+            above = (fa > 0).astype(np.float32)
+            clear = np.maximum(fa - tolerance, np.float32(0.0)) / (steepest + np.abs(r.dz))
+            lo_a += (t + clear - lo_a) * above
+            hi_a += (t - hi_a) * (np.float32(1.0) - above)
             with np.errstate(divide="ignore", invalid="ignore"):
-                step = t - f / (dz - slope_x * cx - slope_y * cy)
-            newton = (step >= lo) & (step <= hi)
-            if i == iterations - 1:
-                # The Newton step from the last evaluation is better still; a bisection is not.
-                return _Newton(t=as_f32(np.where(newton, step, t)), f=f, grad_x=slope_x, grad_y=slope_y)
-            t = as_f32(np.where(newton, step, half * (lo + hi)))
-        return _Newton(t=t, f=np.full_like(t, np.inf), grad_x=np.zeros_like(t), grad_y=np.zeros_like(t))
+                step = t - fa / (r.dz - sx * (r.dx * inv) - sy * (r.dy * inv))
+            newton = (step >= lo_a) & (step <= hi_a)
+            # The Newton step from the last evaluation is better still; a bisection is not.
+            done = (np.abs(fa) <= np.float32(CONVERGED_M)) | ~(lo_a <= hi_a) | (i == iterations - 1)
+            best[active] = np.where(newton, step, np.where(done, t, half * (lo_a + hi_a)))
+            lo[active], hi[active] = lo_a, hi_a
+            f[active], slope_x[active], slope_y[active] = fa, sx, sy
+            active = active[~done]
+        return _Newton(t=as_f32(best), f=f, grad_x=slope_x, grad_y=slope_y)

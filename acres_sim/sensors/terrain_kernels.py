@@ -148,7 +148,10 @@ def _solve(
         t_out[j] = minimum(maximum(t_out[j], lo[j]), hi[j])
         live[slow] = j
         slow += 1
+    # (HeightField._newton: a ray stops once converged or once its bracket is empty.)
+    steepest = terrain[T_STEEPEST]
     for it in range(_EXTRA):
+        kept = 0
         for q in range(slow):
             j = live[q]
             i = start + j
@@ -160,19 +163,26 @@ def _solve(
             f = oz + t * dz
             f = f - h
             above = _ONE if f > 0 else _ZERO
-            lo_j = lo[j] + (t - lo[j]) * above
+            clear = maximum(f - _HIT_TOLERANCE, _ZERO) / (steepest + abs(dz))
+            lo_j = lo[j] + (t + clear - lo[j]) * above
             hi_j = hi[j] + (t - hi[j]) * (_ONE - above)
             lo[j] = lo_j
             hi[j] = hi_j
             step = t - f / (dz - slope_x * (dx * inv) - slope_y * (dy * inv))
             newton = step >= lo_j and step <= hi_j
-            if it == _EXTRA - 1:
-                t_out[j] = step if newton else t
-            else:
-                t_out[j] = step if newton else _HALF * (lo_j + hi_j)
             f_out[j] = f
             sx_out[j] = slope_x
             sy_out[j] = slope_y
+            if newton:
+                t_out[j] = step
+            elif abs(f) <= _CONVERGED or not lo_j <= hi_j or it == _EXTRA - 1:
+                t_out[j] = t
+            else:
+                t_out[j] = _HALF * (lo_j + hi_j)
+            if not (abs(f) <= _CONVERGED or not lo_j <= hi_j):
+                live[kept] = j
+                kept += 1
+        slow = kept
 
 
 @numba.njit(**_JIT)

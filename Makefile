@@ -24,7 +24,7 @@ export AMENT_PREFIX_PATH := $(abspath $(VENV))$(if $(AMENT_PREFIX_PATH),:$(AMENT
 
 PACKAGE_INPUTS := setup.py setup.cfg package.xml $(shell find acres_bridge acres_sim launch params msg_profiles resource -type f \( -name '*.py' -o -name '*.yaml' -o -name '*.xml' -o -name acres_bridge \) 2>/dev/null)
 WARM_UP_KERNELS := from acres_sim.sensors.compiled_cast import warm_up; warm_up()
-INTERFACE_INPUTS := tools/build_interfaces.py $(shell find interfaces -type f 2>/dev/null)
+INTERFACE_INPUTS := tools/build_interfaces.py tools/interface_cache.py $(shell find interfaces -type f 2>/dev/null)
 
 # A wheelhouse of launch, launch_ros, launch_testing and ros2cli (none are on PyPI), e.g.
 # make test ROS2_WHEELS=../shared/ros2-wheels. Without one the tests that need them are skipped.

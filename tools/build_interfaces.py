@@ -7,6 +7,10 @@ the prefix before from the same definitions, pins and dependencies (a fingerprin
 its installed share directory). Anything else is configured, compiled and installed with
 cmake, in dependency order, two packages at a time where neither depends on the other.
 
+A package built on this machine before, in any clone or environment, is restored from the
+interface cache instead (tools/interface_cache.py; ACRES_INTERFACE_CACHE=off or --no-cache turns
+it off).
+
 Only the generators that rclpy uses run (RCLPY_GENERATORS: the type descriptions, the C structs,
 the C type supports of Fast DDS and of introspection with their dispatch, and the Python
 bindings); the C++ structs and type supports are left out, which roughly halves the build
@@ -32,6 +36,8 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
+
+from interface_cache import CacheError, InterfaceCache, default_cache_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 INTERFACES = ROOT / "interfaces"
@@ -269,7 +275,16 @@ def build_concurrently(
                 built.add(running.pop(future).name)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _restored(cache: InterfaceCache, name: str, key: str, say: Callable[[str], None]) -> bool:
+    """Whether the package was restored from the cache; a damaged entry is said and dropped."""
+    try:
+        return cache.restore(name, key)
+    except CacheError as error:
+        say(f"build_interfaces: {name}: cache entry dropped ({error}), building")
+        return False
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--prefix", type=Path, default=Path(sys.prefix), help="install prefix (default: this venv)"
@@ -294,11 +309,23 @@ def main(argv: list[str] | None = None) -> int:
         help="rclpy: only what rclpy uses (default); all: every rosidl generator found, C++ included",
     )
     parser.add_argument(
+        "--cache",
+        type=Path,
+        default=default_cache_dir(),
+        help="the interface cache's directory (default: $ACRES_INTERFACE_CACHE or "
+        "~/.cache/acres_bridge/interfaces)",
+    )
+    parser.add_argument("--no-cache", action="store_true", help="build every stale package, store none")
+    parser.add_argument(
         "--list-provided",
         action="store_true",
         help="print the packages the environment already provides, then exit",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     prefix: Path = args.prefix.resolve()
 
     packages = discover()
@@ -332,14 +359,25 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
 
+    cache = None if args.no_cache or args.cache is None else InterfaceCache(args.cache.resolve(), prefix)
+
     def build(package: InterfacePackage) -> None:
         started = time.monotonic()
-        say(f"build_interfaces: {package.name}: building ...")
-        cmake_build(package, prefix, args.build_dir, args.jobs, generators)
+        key = cache.key(prints[package.name]) if cache is not None else ""
+        if cache is not None and _restored(cache, package.name, key, say):
+            say(f"build_interfaces: {package.name}: restored in {time.monotonic() - started:.1f} s")
+        else:
+            say(f"build_interfaces: {package.name}: building ...")
+            cmake_build(package, prefix, args.build_dir, args.jobs, generators)
+            say(f"build_interfaces: {package.name}: built in {time.monotonic() - started:.0f} s")
+            if cache is not None:
+                try:
+                    cache.store(package.name, key, args.build_dir / package.name / "install_manifest.txt")
+                except (CacheError, OSError) as error:
+                    say(f"build_interfaces: {package.name}: not cached: {error}")
         stamp = stamp_path(prefix, package.name)
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text(prints[package.name] + "\n")
-        say(f"build_interfaces: {package.name}: built in {time.monotonic() - started:.0f} s")
 
     build_concurrently(stale, build, args.lanes)
     return 0

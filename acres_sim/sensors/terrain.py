@@ -329,16 +329,15 @@ class HeightField:
         height range (a rising ray: up to ``reach`` m). First up to ``NEWTON_ITERATIONS`` plain steps,
         clipped to the bracket, a ray stopping once |f| is within ``CONVERGED_M`` (its next step is
         its answer); then, on the rays whose |f| still exceeds ``CONVERGED_M``, up to
-        ``EXTRA_ITERATIONS`` safeguarded steps (bisection where Newton leaves the bracket). A ray hits
-        where |f| <= ``HIT_TOLERANCE_M`` at the end. Exact for rays steeper than the ground; a ray that
-        grazes the ground at a shallower angle can meet it more than once and may get a later
-        crossing or none.
+        ``EXTRA_ITERATIONS`` safeguarded steps (``_newton``). A ray hits where |f| <=
+        ``HIT_TOLERANCE_M`` at the end. Exact for rays steeper than the ground; a ray that grazes the
+        ground at a shallower angle can meet it more than once and may get a later crossing or none.
 
-        Newton starts from the tangent plane of the ground under the origin; where the rays share one
-        origin, the rays at ``index`` (their places in the fan, ascending; default: 0, 1, ...) that are
-        not a multiple of ``seed_every`` start from the tangent plane at the hit of the one that is
-        before them (their seed), solved first (``seed_every=1``: every ray from the plane under the
-        origin).
+        Newton starts from the tangent plane of the ground under the origin. Rays of a sensor's fan
+        (one origin; ``index``: their places in the fan, ascending) whose place is not a multiple of
+        ``seed_every`` start from the tangent plane at the hit of the one before them that is (their
+        seed, a neighbour in the fan), solved first; ``seed_every=1``: every ray from the plane under
+        the origin.
         """
         bracket = self._bracket(rays, reach)
         hits = GroundHits(

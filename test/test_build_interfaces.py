@@ -3,26 +3,19 @@ and concurrency of the builds."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import threading
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from tool_scripts import tool_module
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
 def build_interfaces() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("build_interfaces", ROOT / "tools" / "build_interfaces.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["build_interfaces"] = module
-    spec.loader.exec_module(module)
-    return module
+    return tool_module("build_interfaces")
 
 
 @pytest.fixture

@@ -5,29 +5,21 @@ prefix."""
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import os
-import sys
 import tarfile
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from tool_scripts import tool_module
 
-ROOT = Path(__file__).resolve().parent.parent
 KEY = "0" * 64
 
 
 @pytest.fixture(scope="module")
 def cache_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("interface_cache", ROOT / "tools" / "interface_cache.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["interface_cache"] = module
-    spec.loader.exec_module(module)
-    return module
+    return tool_module("interface_cache")
 
 
 def _installed(prefix: Path) -> Path:

@@ -98,8 +98,12 @@ lint: setup
 	$(VENV)/bin/ruff check $(PYTHON_FOLDERS)
 	$(VENV)/bin/ruff format --check $(PYTHON_FOLDERS)
 
+# mypy's cache, shared by the clones of this machine as pip's is: mypy checks each entry against
+# its file's hash, so an entry of another clone counts only for an unchanged file.
+MYPY_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/acres_bridge/mypy
+
 typecheck: setup
-	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy --cache-dir "$(MYPY_CACHE_DIR)"
 
 # The tests run inside a private network namespace with only loopback, where DDS works across
 # processes and nothing can leave the machine. Where unshare is not permitted, they run with

@@ -16,10 +16,6 @@ after each test, so that a later test of the same worker, and what it starts, se
 Where launch_testing is installed, its pytest plugin imports `launch`, which makes every logger
 created afterwards non-propagating (launch.logging sets its logger class): the standard class is
 put back, so that the loggers of the modules under test reach pytest's log capture.
-
-The files that run longest are collected first (LONGEST_FIRST): pytest-xdist hands out files in
-the order they are collected, and one of them started last would keep one worker busy for minutes
-after the others ran out of work.
 """
 
 from __future__ import annotations
@@ -27,26 +23,8 @@ from __future__ import annotations
 import logging
 import os
 import signal
-from pathlib import Path
-
-import pytest
 
 DOMAIN_BASE = 40  # worker gwN uses domain 40 + N; a serial run keeps the environment's
-# Files of the suite that take a minute or more on 2 shared cores with four workers, longest first.
-LONGEST_FIRST = (
-    "test/scenario/test_sweeps.py",
-    "test/test_bench.py",
-    "test/integration/test_stepping_client.py",
-    "test/launch/test_launch_toggles.py",
-    "test/testing/test_example_package.py",
-    "test/rl/test_rllib.py",
-    "test/rl/test_examples.py",
-    "test/test_bench_scenarios.py",
-    "test/report/test_report.py",
-    "test/integration/test_maxxum.py",
-    "test/rl/test_maxxum_env.py",
-)
-_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _worker_domain() -> None:
@@ -69,14 +47,3 @@ def pytest_runtest_teardown(item: object, nextitem: object) -> None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files of LONGEST_FIRST first, in its order; the others after them, as collected."""
-    rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
-
-    def place(item: pytest.Item) -> int:
-        relative = item.path.relative_to(_ROOT).as_posix() if item.path.is_relative_to(_ROOT) else ""
-        return rank.get(relative, len(rank))
-
-    items.sort(key=place)

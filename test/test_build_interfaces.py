@@ -3,6 +3,8 @@ and concurrency of the builds."""
 
 from __future__ import annotations
 
+import sys
+import sysconfig
 import threading
 from pathlib import Path
 from types import ModuleType
@@ -114,3 +116,18 @@ def test_a_failed_build_ends_the_run(build_interfaces, tmp_path):
 
     with pytest.raises(SystemExit, match="lonely: failed"):
         build_interfaces.build_concurrently([_package(build_interfaces, tmp_path, "lonely", 1)], build, 2)
+
+
+def test_an_installed_package_s_python_is_compiled_to_bytecode(build_interfaces, tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")  # as in many containers: imports would not save it
+    prefix = tmp_path / "venv"
+    purelib = Path(sysconfig.get_paths(vars={"base": str(prefix), "platbase": str(prefix)})["purelib"])
+    (purelib / "pkg" / "msg").mkdir(parents=True)
+    (purelib / "pkg" / "msg" / "_frame.py").write_text("class Frame:\n    pass\n")
+    build_interfaces.compile_python(prefix, "pkg")
+    assert [p.name for p in (purelib / "pkg" / "msg" / "__pycache__").iterdir()] == [
+        f"_frame.{sys.implementation.cache_tag}.pyc"
+    ]
+    (purelib / "pkg" / "msg" / "_broken.py").write_text("def (:\n")
+    with pytest.raises(SystemExit, match="pkg: its Python modules do not compile"):
+        build_interfaces.compile_python(prefix, "pkg")

@@ -23,6 +23,7 @@ include paths that the PyPI wheels' exported cmake files must point at.
 from __future__ import annotations
 
 import argparse
+import compileall
 import hashlib
 import os
 import re
@@ -243,6 +244,15 @@ def cmake_build(
             raise SystemExit(f"build_interfaces: {package.name}: '{' '.join(command[:3])} ...' failed")
 
 
+def compile_python(prefix: Path, name: str) -> None:
+    """Compile the package's Python modules to bytecode, as pip does for what it installs: cmake
+    installs the sources alone, and where PYTHONDONTWRITEBYTECODE is set every process that imports a
+    message module would compile it again."""
+    purelib = Path(sysconfig.get_paths(vars={"base": str(prefix), "platbase": str(prefix)})["purelib"])
+    if (purelib / name).is_dir() and not compileall.compile_dir(purelib / name, quiet=1):
+        raise SystemExit(f"build_interfaces: {name}: its Python modules do not compile")
+
+
 def definition_count(package: InterfacePackage) -> int:
     """How many .msg, .srv and .action files the package has: what its build's length goes by."""
     return sum(1 for p in package.path.rglob("*") if p.suffix in (".msg", ".srv", ".action"))
@@ -375,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
                     cache.store(package.name, key, args.build_dir / package.name / "install_manifest.txt")
                 except (CacheError, OSError) as error:
                     say(f"build_interfaces: {package.name}: not cached: {error}")
+        compile_python(prefix, package.name)
         stamp = stamp_path(prefix, package.name)
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text(prints[package.name] + "\n")

@@ -173,13 +173,14 @@ def _solve(
             f_out[j] = f
             sx_out[j] = slope_x
             sy_out[j] = slope_y
+            done = abs(f) <= _CONVERGED or not lo_j <= hi_j
             if newton:
                 t_out[j] = step
-            elif abs(f) <= _CONVERGED or not lo_j <= hi_j or it == _EXTRA - 1:
+            elif done or it == _EXTRA - 1:
                 t_out[j] = t
             else:
                 t_out[j] = _HALF * (lo_j + hi_j)
-            if not (abs(f) <= _CONVERGED or not lo_j <= hi_j):
+            if not done:
                 live[kept] = j
                 kept += 1
         slow = kept

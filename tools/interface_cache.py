@@ -121,17 +121,14 @@ class InterfaceCache:
         try:
             with tarfile.open(path) as archive:
                 members = archive.getmembers()
+                # Every member checked before any is written.
+                targets = [self.prefix / _inside(member.name) for member in members]
                 for member in members:
-                    _inside(member.name)
-                    if member.issym() and (
-                        PurePosixPath(member.linkname).is_absolute()
-                        or ".." in PurePosixPath(member.linkname).parts
-                    ):
-                        raise CacheError(f"link {member.name!r} points outside its directory")
-                    if not (member.isfile() or member.issym()):
+                    if member.issym():
+                        _inside(member.linkname)  # a link stays beside its directory's files
+                    elif not member.isfile():
                         raise CacheError(f"member {member.name!r} is neither a file nor a symbolic link")
-                for member in members:
-                    target = self.prefix / _inside(member.name)
+                for member, target in zip(members, targets, strict=True):
                     target.parent.mkdir(parents=True, exist_ok=True)
                     if target.is_symlink() or target.exists():
                         target.unlink()

@@ -307,7 +307,7 @@ def box_hits(
     near: list[F32] = []
     t_in = np.full(rays.size, -np.inf, dtype=np.float32)
     t_out = np.full(rays.size, np.inf, dtype=np.float32)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for p, q, h in local:
             inv = np.float32(1.0) / q
             t1 = (np.float32(-h) - p) * inv

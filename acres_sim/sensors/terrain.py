@@ -129,7 +129,7 @@ class FlatGround:
         Rays that do not descend, or start below the plane, miss.
         """
         height = rays.oz - np.float32(self.height_m)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             t = height / -rays.dz
         t = np.where((rays.dz < 0) & (height >= 0), t, np.float32(np.inf))
         zeros = np.zeros_like(t)
@@ -339,24 +339,28 @@ class HeightField:
         seed, a neighbour in the fan), solved first; ``seed_every=1``: every ray from the plane under
         the origin.
         """
-        bracket = self._bracket(rays, reach)
-        hits = GroundHits(
-            t=np.full(rays.size, np.inf, dtype=np.float32),
-            grad_x=np.zeros(rays.size, dtype=np.float32),
-            grad_y=np.zeros(rays.size, dtype=np.float32),
-        )
-        live = np.flatnonzero(bracket.lo <= bracket.hi)
-        if index is None or not rays.one_origin:
-            self._solve_into(hits, rays, live, bracket.take(live))
+        # Rays that graze the ground or fall too slowly for float32 reach inf and NaN on the way
+        # (an overflowed t, inf - inf in a bracket): the solver means IEEE arithmetic there, as the
+        # compiled one does, and decides such rays by comparisons that hold for inf and NaN.
+        with np.errstate(all="ignore"):
+            bracket = self._bracket(rays, reach)
+            hits = GroundHits(
+                t=np.full(rays.size, np.inf, dtype=np.float32),
+                grad_x=np.zeros(rays.size, dtype=np.float32),
+                grad_y=np.zeros(rays.size, dtype=np.float32),
+            )
+            live = np.flatnonzero(bracket.lo <= bracket.hi)
+            if index is None or not rays.one_origin:
+                self._solve_into(hits, rays, live, bracket.take(live))
+                return hits
+            is_seed = index.take(live) % seed_every == 0
+            seeds, others = live[is_seed], live[~is_seed]
+            self._solve_into(hits, rays, seeds, bracket.take(seeds))
+            start = self._seeded_start(
+                rays, bracket.take(others), others, place=index, seeds=hits, every=seed_every
+            )
+            self._solve_into(hits, rays, others, start)
             return hits
-        is_seed = index.take(live) % seed_every == 0
-        seeds, others = live[is_seed], live[~is_seed]
-        self._solve_into(hits, rays, seeds, bracket.take(seeds))
-        start = self._seeded_start(
-            rays, bracket.take(others), others, place=index, seeds=hits, every=seed_every
-        )
-        self._solve_into(hits, rays, others, start)
-        return hits
 
     def _solve_into(self, hits: GroundHits, rays: Rays, which: NDArray[np.intp], start: _Bracket) -> None:
         """``_solve`` of the rays ``which`` from ``start``, written into their places of ``hits``."""
@@ -386,8 +390,7 @@ class HeightField:
         gx, gy = seeds.grad_x.take(seed), seeds.grad_y.take(seed)
         along_seed = rays.dz.take(seed) - gx * rays.dx.take(seed) - gy * rays.dy.take(seed)
         along = rays.dz.take(solved) - gx * rays.dx.take(solved) - gy * rays.dy.take(solved)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            guess = t_seed * along_seed / along
+        guess = t_seed * along_seed / along
         use = (guess >= start.lo) & (guess <= start.hi)
         return _Bracket(t=as_f32(np.where(use, guess, start.t)), lo=start.lo, hi=start.hi)
 
@@ -406,12 +409,11 @@ class HeightField:
         steepest = np.float32(self._max_slope)
         h0, g0x, g0y = self._sample(ox, oy)
         clearance = oz - h0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            inv_dz = np.float32(1.0) / dz
-            t_enter = (np.float32(z_max) - oz) * inv_dz
-            t_leave = (np.float32(z_min) - oz) * inv_dz
-            earliest = clearance / (steepest - dz)
-            latest = clearance / (-dz - steepest)
+        inv_dz = np.float32(1.0) / dz
+        t_enter = (np.float32(z_max) - oz) * inv_dz
+        t_leave = (np.float32(z_min) - oz) * inv_dz
+        earliest = clearance / (steepest - dz)
+        latest = clearance / (-dz - steepest)
         falling = dz < 0
         lo = np.where(falling, np.maximum(t_enter, zero), zero)
         hi = np.where(falling, t_leave, np.minimum(np.where(dz > 0, t_enter, np.inf), np.float32(reach)))
@@ -422,8 +424,7 @@ class HeightField:
         # where x = t dx is inf and y = t * 0 NaN: the bracket ends at the largest float32 instead.
         hi = np.minimum(hi, FARTHEST_T)
         inv = np.float32(1.0 / self.cell_m)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = (oz - h0) / ((g0x * dx + g0y * dy) * inv - dz)
+        t = (oz - h0) / ((g0x * dx + g0y * dy) * inv - dz)
         t = np.where((t >= lo) & (t <= hi), t, np.where(np.isfinite(hi), hi, lo))
         return _Bracket(t=as_f32(t), lo=as_f32(lo), hi=as_f32(hi))
 
@@ -486,8 +487,7 @@ class HeightField:
         np.multiply(slope_y, dy * inv, out=y)
         x += y
         np.subtract(dz, x, out=x)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            np.divide(f, x, out=x)
+        np.divide(f, x, out=x)
         x = t - x
         np.clip(x, lo, hi, out=x)
         return _Newton(t=x, f=f, grad_x=slope_x, grad_y=slope_y)
@@ -521,8 +521,7 @@ class HeightField:
             clear = np.maximum(fa - tolerance, np.float32(0.0)) / (steepest + np.abs(r.dz))
             lo_a += (t + clear - lo_a) * above
             hi_a += (t - hi_a) * (np.float32(1.0) - above)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                step = t - fa / (r.dz - sx * (r.dx * inv) - sy * (r.dy * inv))
+            step = t - fa / (r.dz - sx * (r.dx * inv) - sy * (r.dy * inv))
             newton = (step >= lo_a) & (step <= hi_a)
             # The Newton step from the last evaluation is better still; a bisection is not.
             done = (np.abs(fa) <= np.float32(CONVERGED_M)) | ~(lo_a <= hi_a) | (i == iterations - 1)

@@ -486,7 +486,7 @@ def test_seeded_starts_change_only_the_hits_of_grazing_rays(sensor: str) -> None
         both = hit & plane_hit
         assert int(both.sum()) > rays.size // 4  # a frame with much ground in it
         assert int((hit != plane_hit).sum()) <= HIT_OR_MISS_CHANGED * rays.size
-        changed = np.flatnonzero(both)[np.abs(seeded.t - plane.t)[both] > SEEDED_CHANGE_M]
+        changed = np.flatnonzero(both)[np.abs(seeded.t[both] - plane.t[both]) > SEEDED_CHANGE_M]
         assert changed.size <= CHANGED_HITS * int(both.sum())
         steepness = rays.dz - plane.grad_x * rays.dx - plane.grad_y * rays.dy
         assert float(np.abs(steepness[changed]).max(initial=0.0)) <= GRAZING

@@ -158,3 +158,26 @@ def test_the_cache_directory_comes_from_the_environment(cache_module, tmp_path, 
     monkeypatch.delenv("ACRES_INTERFACE_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache_module.default_cache_dir() == tmp_path / "xdg" / "acres_bridge" / "interfaces"
+
+
+def _compiler(folder: Path, version: str) -> Path:
+    """A stand-in compiler that only answers --version."""
+    script = folder / "fake-cc"
+    script.write_text(f"#!/bin/sh\necho '{version}'\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_the_key_follows_the_compilers_version_at_the_same_path(cache_module, tmp_path, monkeypatch):
+    cache = cache_module.InterfaceCache(tmp_path / "cache", Path("/clone/.venv"))
+    compiler = _compiler(tmp_path, "cc (Debian 12.2.0-14) 12.2.0")
+    monkeypatch.setenv("CC", str(compiler))
+    before = cache.key("print")
+    assert cache.key("print") == before
+    _compiler(tmp_path, "cc (Debian 13.1.0-1) 13.1.0")  # upgraded in place
+    assert cache.key("print") != before
+    monkeypatch.setenv("CXX", str(compiler))
+    with_cxx = cache.key("print")
+    _compiler(tmp_path, "cc (Debian 14.0.0-1) 14.0.0")
+    assert cache.key("print") not in (before, with_cxx)
+    assert cache_module.compiler_identity(str(tmp_path / "no-such-compiler")) == ""

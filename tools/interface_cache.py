@@ -4,12 +4,12 @@ for the dependencies: a package built once on a machine is restored, not built, 
 An entry is the package's installed files (those of its cmake install manifest), in a tar file
 named after the package and a key: the package's build fingerprint (its files, the pins, the
 generators, its dependencies, the Python) and what else the build saw of the machine (its platform,
-the prefix paths, the C compiler). The installed files name the install prefix in a few text files
-(the ament index's parent prefix path, local_setup.sh, an exported cmake file); those are stored
-with a placeholder and get the new prefix when restored. A package whose binary files name the
-prefix is not stored. Entries are written whole or not at all (a temporary file, then a rename);
-a damaged one is deleted and the package built. Only the newest KEEP_PER_PACKAGE entries of a
-package are kept.
+the prefix paths, the C and C++ compilers, each by its path and the version it reports). The
+installed files name the install prefix in a few text files (the ament index's parent prefix path,
+local_setup.sh, an exported cmake file); those are stored with a placeholder and get the new prefix
+when restored. A package whose binary files name the prefix is not stored. Entries are written
+whole or not at all (a temporary file, then a rename); a damaged one is deleted and the package
+built. Only the newest KEEP_PER_PACKAGE entries of a package are kept.
 
 ACRES_INTERFACE_CACHE: the cache's directory, or ``off``; by default
 ``$XDG_CACHE_HOME/acres_bridge/interfaces`` (``~/.cache/acres_bridge/interfaces``).
@@ -22,12 +22,13 @@ import io
 import os
 import platform
 import shutil
+import subprocess
 import sysconfig
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-__all__ = ["KEEP_PER_PACKAGE", "PLACEHOLDER", "InterfaceCache", "default_cache_dir"]
+__all__ = ["KEEP_PER_PACKAGE", "PLACEHOLDER", "InterfaceCache", "compiler_identity", "default_cache_dir"]
 
 PLACEHOLDER = b"@ACRES_INTERFACE_PREFIX@"
 KEEP_PER_PACKAGE = 3
@@ -43,6 +44,23 @@ def default_cache_dir() -> Path | None:
         return Path(value)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "acres_bridge" / "interfaces"
+
+
+def compiler_identity(command: str) -> str:
+    """A compiler as a build would find it: its resolved path and the first line of its
+    ``--version`` ("" where none is found). An upgrade in place keeps the path and changes the
+    version, so a package built by the old one is not restored for the new."""
+    found = shutil.which(command)
+    if found is None:
+        return ""
+    path = os.path.realpath(found)
+    try:
+        printed = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=10, check=False
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        printed = ""
+    return f"{path} {printed.splitlines()[0] if printed else ''}"
 
 
 class CacheError(Exception):
@@ -70,8 +88,8 @@ class InterfaceCache:
         prefix = str(self.prefix)
         for variable in ("AMENT_PREFIX_PATH", "CMAKE_PREFIX_PATH"):
             digest.update(f"{variable}={os.environ.get(variable, '').replace(prefix, '@')}\n".encode())
-        compiler = shutil.which(os.environ.get("CC", "cc")) or ""
-        digest.update(f"cc={os.path.realpath(compiler) if compiler else ''}\n".encode())
+        for variable, default in (("CC", "cc"), ("CXX", "c++")):
+            digest.update(f"{variable}={compiler_identity(os.environ.get(variable, default))}\n".encode())
         digest.update(
             f"{platform.system()} {platform.machine()} {sysconfig.get_paths()['include']}\n".encode()
         )

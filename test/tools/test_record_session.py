@@ -21,12 +21,13 @@ from integration.conftest import Processes, Ros, free_port
 from mcap.reader import make_reader
 from nav_msgs.msg import Odometry
 from rclpy.duration import Duration
+from rclpy.qos import QoSProfile
 from rclpy.serialization import deserialize_message, serialize_message
 from rosbags.highlevel import AnyReader
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Empty
 
-from acres_bridge.msg_profiles import load_profiles
+from acres_bridge.msg_profiles import QosSpec, load_profiles
 from acres_bridge.tools.bag import BagWriter, McapBagReader, open_bag
 from acres_bridge.tools.check_msg_defs import main as check_msg_defs
 from acres_bridge.tools.check_topic_parity import main as check_topic_parity
@@ -85,6 +86,19 @@ def commands(tick: int) -> tuple[tuple[str, Any], ...]:
     )
 
 
+# Both ends of a command topic keep the whole session's samples: a KEEP_LAST writer that runs ahead
+# of a recorder short of CPU drops what the recorder has not acknowledged, and a reader's queue what
+# it has not taken. How soon the recorder gets the CPU is the machine's; what it records is not.
+SESSION_DEPTH = 10 * (WARM_UP_TICKS + DRIVE_TICKS)
+
+
+def whole_session(qos: QosSpec | None) -> QoSProfile:
+    """A topic's profile QoS (reliable, volatile for the commands) keeping SESSION_DEPTH samples."""
+    profile = qos.to_rclpy() if qos else QoSProfile(depth=SESSION_DEPTH)
+    profile.depth = SESSION_DEPTH
+    return profile
+
+
 @pytest.fixture(scope="module")
 def session(
     module_processes: Processes, module_ros: Ros, tmp_path_factory: pytest.TempPathFactory
@@ -96,9 +110,7 @@ def session(
     # of other topics before any subscriber takes them (seen with a plain rclpy subscriber as well).
     module_processes.bridge(port, perception=False)
     publishers = {
-        name: ros.node.create_publisher(
-            spec.message_class(), spec.ros_name, spec.qos.to_rclpy() if spec.qos else 10
-        )
+        name: ros.node.create_publisher(spec.message_class(), spec.ros_name, whole_session(spec.qos))
         for name, spec in ((n, PROFILES.topic("polaris", n)) for n in COMMANDS)
     }
     for name, publisher in publishers.items():
@@ -109,7 +121,10 @@ def session(
     ros.node.create_subscription(Clock, "/clock", clocks.append, clock_qos)
 
     bag = tmp_path_factory.mktemp("session") / "session.mcap"
-    process = recorder("acres_record", ["--profile", "polaris", "--topics", *COMMANDS, "-o", str(bag)])
+    process = recorder(
+        "acres_record",
+        ["--profile", "polaris", "--topics", *COMMANDS, "--depth", str(SESSION_DEPTH), "-o", str(bag)],
+    )
     module_processes.started.append(process)
     for name in EXPECTED:
         process.wait_for_line(f"recording {name} ", TIMEOUT_S)

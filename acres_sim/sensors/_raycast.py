@@ -411,7 +411,7 @@ def crop_hits(rays: Rays, *, ground: GroundContact, limit: F32, layout: RowLayou
     dv = c * rays.dx + s * rays.dy
     half_w = np.float32(0.5 * layout.width)
     u_min, u_max = -half_w, np.float32((layout.rows - 1) * layout.spacing) + half_w
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         t_top = ground.t + np.float32(layout.height) / ground.sink
         inv_du = np.float32(1.0) / du
         inv_dv = np.float32(1.0) / dv
@@ -434,7 +434,7 @@ def crop_hits(rays: Rays, *, ground: GroundContact, limit: F32, layout: RowLayou
     inside = (u0 + half_w - band * period) <= np.float32(layout.width)
     # Over a gap: the edge of the next row across, ahead of the ray.
     edge = np.where(du > 0, (band + np.float32(1.0)) * period - half_w, band * period + half_w)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         t_edge = t0 + (edge - u0) / du
     hit = inside | ((t_edge >= t0) & (t_edge <= t1))  # -0.0 across makes -inf: behind, not ahead
     picked = picked[hit]

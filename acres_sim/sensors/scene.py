@@ -360,11 +360,15 @@ class Scene:
             )
         hits = Hits.empty(rays.size)
         fields = self.crop if crop else ()
-        ground = self._cast_ground(rays, max_range_m, fields, hits, fan=fan)
-        for index, box in [*enumerate(self.buildings), *enumerate(agents)]:
-            _cast_box(rays, max_range_m, hits, box=box, index=index, candidates=candidates)
-        if fields and ground is not None:
-            _cast_crop(rays, max_range_m, hits, fields=fields, ground=ground)
+        # A ray parallel to a face, or grazing the ground, meets inf and NaN on the way (1 / 0,
+        # inf * 0, an overflowed t): the cast means IEEE arithmetic there, as the compiled one does,
+        # and decides such rays by comparisons that hold for them.
+        with np.errstate(all="ignore"):
+            ground = self._cast_ground(rays, max_range_m, fields, hits, fan=fan)
+            for index, box in [*enumerate(self.buildings), *enumerate(agents)]:
+                _cast_box(rays, max_range_m, hits, box=box, index=index, candidates=candidates)
+            if fields and ground is not None:
+                _cast_crop(rays, max_range_m, hits, fields=fields, ground=ground)
         return hits
 
     def _cast_ground(
@@ -422,7 +426,7 @@ def _cast_crop(
     picked, contact = ground
     sub = rays.take(picked)
     tallest = np.float32(max(f.height_m for f in fields))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         t_top = contact.t + tallest / contact.sink
     x_top = sub.ox + t_top * sub.dx
     y_top = sub.oy + t_top * sub.dy

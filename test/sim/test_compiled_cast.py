@@ -229,6 +229,9 @@ unit = st.floats(-1.0, 1.0, allow_nan=False)
 @example(
     position=(0.0, 148.0, 2.0), attitude=(0.0, 1.175494351e-38, 0.0), box=(0.0, 0.0, 1.0, 0.0), crop=True
 )
+# The same pitch turned by a yaw over the crop: the rays meet the rows' slabs at 1 / tiny, which
+# overflows in the reference (a RuntimeWarning, an error in the suite, until it said it means inf).
+@example(position=(0.0, 0.0, 0.0), attitude=(0.0, 1.175494351e-38, 1.5), box=(0.0, 0.0, 1.0, 0.0), crop=True)
 def test_random_poses_hit_the_same(
     acre: Scene,
     position: tuple[float, float, float],

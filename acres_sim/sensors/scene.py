@@ -426,8 +426,7 @@ def _cast_crop(
     picked, contact = ground
     sub = rays.take(picked)
     tallest = np.float32(max(f.height_m for f in fields))
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        t_top = contact.t + tallest / contact.sink
+    t_top = contact.t + tallest / contact.sink  # inf and NaN allowed: see Scene._cast
     x_top = sub.ox + t_top * sub.dx
     y_top = sub.oy + t_top * sub.dy
     x_end = sub.ox + contact.t * sub.dx

@@ -2,8 +2,9 @@
 benchmarks and the integration tests run them.
 
 Each child runs in a session of its own, so a Ctrl-C at the terminal reaches only the parent, which
-then stops its children in order. Its stdout and stderr are collected line by line in a background
-thread. DDS discovery of every child stays on this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST).
+then stops its children in order; if the parent dies instead, each child gets SIGTERM
+(acres_bridge.spawn). Its stdout and stderr are collected line by line in a background thread. DDS
+discovery of every child stays on this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Self, TextIO
 
 from acres_bridge.errors import ProcessFailedError
+from acres_bridge.spawn import STOP_SIGNALS, spawn_popen
 
 __all__ = [
     "MAX_LINES",
@@ -45,7 +47,6 @@ TAIL_LINES = 30  # lines of output an error about a child shows
 MAX_LINES = 10_000  # lines of output kept per child; older ones are dropped
 _DRAIN_TIMEOUT_S = 1.0  # wait for the output of an ended child to be read to its end
 _POLL_S = 0.05
-_STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
 
 
 @contextmanager
@@ -66,7 +67,7 @@ def stop_signals_deferred() -> Iterator[None]:
     def hold(signum: int, _frame: object) -> None:
         held.append(signum)
 
-    previous = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS}
+    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
     for signum, handler in previous.items():
         if handler is not None:
             signal.signal(signum, hold)
@@ -159,15 +160,14 @@ class ChildProcess:
         env: Mapping[str, str] | None = None,
         log_path: Path | None = None,
         cwd: Path | None = None,
+        keep_fds: Sequence[int] = (),
     ) -> Self:
         """Start `args` in a session of its own, in `env` (default: localhost_environment()); with
-        `log_path`, its whole output also goes to that file (created, or appended to)."""
+        `log_path`, its whole output also goes to that file (created, or appended to). The child
+        gets SIGTERM when this process ends (acres_bridge.spawn); `keep_fds` stay open in it."""
         log = None if log_path is None else log_path.open("a", encoding="utf-8")
-        # A child inherits the signal mask of the thread that starts it: one started from a thread
-        # that blocks SIGINT (a Ray worker's) would never answer a stop.
-        mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
         try:
-            popen = subprocess.Popen(
+            popen = spawn_popen(
                 list(args),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
@@ -177,13 +177,12 @@ class ChildProcess:
                 env=localhost_environment() if env is None else dict(env),
                 start_new_session=True,
                 cwd=cwd,
+                pass_fds=tuple(keep_fds),
             )
         except BaseException:
             if log is not None:
                 log.close()
             raise
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         return cls(name, popen, log=log)
 
     def _collect(self) -> None:

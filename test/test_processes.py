@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -222,3 +223,63 @@ def test_a_stop_while_a_child_is_started_comes_once_it_is_recorded(started: list
         assert signal.getsignal(signal.SIGTERM) is stop  # the handler is back
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _wait_until(condition: Callable[[], bool], timeout_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return condition()
+
+
+def test_a_child_gets_sigterm_when_the_process_that_started_it_is_killed(tmp_path) -> None:
+    """A program that dies without stopping its children (SIGKILL, the OOM killer) leaves none
+    running: each gets SIGTERM from the kernel, which our simulator and bridge end cleanly on."""
+    marker = tmp_path / "ended"
+    child_code = (
+        "import signal, sys, time\n"
+        f"def end(*_):\n    open({str(marker)!r}, 'w').write('SIGTERM'); sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, end)\n"
+        "print('up', flush=True); time.sleep(60)"
+    )
+    parent_code = (
+        "import sys, time\n"
+        "from acres_bridge.processes import ChildProcess\n"
+        f"child = ChildProcess.start('child', [sys.executable, '-c', {child_code!r}])\n"
+        "child.wait_for_line('up', 30.0)\n"
+        "print(child.pid, flush=True); time.sleep(60)"
+    )
+    parent = subprocess.Popen(python(parent_code), stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        assert _alive(child)
+    finally:
+        parent.kill()
+        parent.wait()
+    assert _wait_until(lambda: not _alive(child)), "the child outlived the process that started it"
+    assert marker.read_text() == "SIGTERM"
+
+
+def test_a_child_started_from_a_thread_that_has_ended_runs_on(started: list[ChildProcess], tmp_path) -> None:
+    """Linux sends the parent-death signal when the thread that forked a child ends: every child is
+    forked from one thread that lasts as long as the process, so a Ray task's or a pool's thread
+    ending stops nothing."""
+    flag = tmp_path / "go"
+    code = (
+        "import os, signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, lambda *_: (print('SIGTERM', flush=True), sys.exit(5)))\n"
+        f"print('up', flush=True)\nwhile not os.path.exists({str(flag)!r}):\n    time.sleep(0.01)\n"
+        "print('still here', flush=True)"
+    )
+    thread = threading.Thread(target=lambda: started.append(ChildProcess.start("child", python(code))))
+    thread.start()
+    thread.join()
+    assert thread.native_id is not None
+    assert _wait_until(lambda: not os.path.exists(f"/proc/self/task/{thread.native_id}"))
+    child = started[0]
+    child.wait_for_line("up", timeout_s=10.0)
+    flag.touch()  # after the thread is gone: a signal sent when it ended is handled before this is seen
+    child.wait_for_line("still here", timeout_s=10.0)
+    assert child.popen.wait(10.0) == 0
+    assert "SIGTERM" not in child.output

@@ -1,0 +1,117 @@
+"""Starting a child process that ends with the process that started it.
+
+A simulator, a bridge or a stack left running by a program that died (SIGKILL, the OOM killer, a
+Jupyter kernel restarted, a Ray worker ended) would go on in its DDS domain after that domain is
+leased again, and talk to the next session's processes. So every child asks the kernel, between
+its fork and its exec, for SIGTERM when its parent ends (``prctl(PR_SET_PDEATHSIG)``), and the
+simulator and the bridge end cleanly on SIGTERM.
+
+Linux counts the *thread* that forked a child as its parent: a child forked from a thread that ends
+first (a Ray task's, a pool's) would be stopped with that thread. So every child is forked from one
+thread that lives as long as the process (``spawn_popen``). On other systems children are started
+as they are, without the signal.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, Final
+
+__all__ = ["PARENT_DEATH_SIGNAL", "STOP_SIGNALS", "spawn_popen"]
+
+PARENT_DEATH_SIGNAL: Final = signal.SIGTERM  # what a child gets when its parent ends
+_PR_SET_PDEATHSIG: Final = 1  # prctl(2)
+STOP_SIGNALS: Final = frozenset({signal.SIGINT, signal.SIGTERM})  # what a stop sends
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    """libc's prctl, loaded once here: the child calls it after fork, where nothing may be loaded."""
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    prctl.restype = ctypes.c_int
+    return prctl
+
+
+_PRCTL: Final = _load_prctl()
+
+
+def _end_with_parent(parent_pid: int) -> Callable[[], None] | None:
+    """What the child runs between fork and exec: ask for PARENT_DEATH_SIGNAL when its parent
+    ends; if the parent has ended already (before the request could count), end at once."""
+    prctl = _PRCTL
+    if prctl is None:
+        return None
+
+    def arm() -> None:
+        if prctl(_PR_SET_PDEATHSIG, PARENT_DEATH_SIGNAL, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+        if os.getppid() != parent_pid:
+            os._exit(1)
+
+    return arm
+
+
+class _Spawner:
+    """Forks children on one daemon thread, made on first use and again after a fork."""
+
+    def __init__(self) -> None:
+        self._reset()
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def run(self, job: Callable[[], Any]) -> Any:
+        """``job()`` on the spawner thread; its result, or its exception raised here."""
+        future: Future[Any] = Future()
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="acres-spawner", daemon=True)
+                self._thread.start()
+            self._jobs.put((job, future))
+        return future.result()
+
+    def _serve(self) -> None:
+        # The thread's signal mask is its maker's, and a child inherits the mask of the thread that
+        # forks it: one that blocks SIGINT (a Ray worker's thread) would never answer a stop.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+        while True:
+            job, future = self._jobs.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(job())
+            except BaseException as error:  # handed to the caller, whatever it is
+                future.set_exception(error)
+
+
+_SPAWNER: Final = _Spawner()
+
+
+def spawn_popen(args: list[str], **options: Any) -> subprocess.Popen[str]:
+    """``subprocess.Popen(args, **options)``, the child ending with this process (see the module).
+
+    ``options`` must not set ``preexec_fn``: the parent-death request takes that place."""
+    if "preexec_fn" in options:
+        raise ValueError("spawn_popen sets preexec_fn itself")
+    arm = _end_with_parent(os.getpid())
+
+    def start() -> subprocess.Popen[str]:
+        # preexec_fn deadlocks a threaded parent's child when it takes a lock another thread held at
+        # the fork (an import, logging); `arm` takes none: a libc call loaded beforehand, getppid, _exit.
+        return subprocess.Popen(args, preexec_fn=arm, **options)  # noqa: PLW1509
+
+    popen: subprocess.Popen[str] = _SPAWNER.run(start)
+    return popen

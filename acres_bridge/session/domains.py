@@ -2,9 +2,11 @@
 
 A session leases a domain by taking an exclusive lock on the domain's file in a folder shared by
 every process of the machine (``ACRES_DOMAIN_LOCKS``, default ``/tmp/acres_domains``). The lock is
-the kernel's (``flock``): it is held while the lease's file descriptor is open and released when
-the process ends, however it ends, so a crashed episode never keeps its domain, and two live
-sessions, in one process or in several (Ray workers, pytest-xdist workers), never share one.
+the kernel's (``flock``): it is held while a file descriptor of the lease is open, the session's and
+those its processes inherit (``DomainLease.fileno``), and released when the last of them closes,
+however the processes end. So a crashed episode never keeps its domain, yet the domain is not leased
+again while a process of the episode still runs in it, and two live sessions, in one process or in
+several (Ray workers, pytest-xdist workers), never share one.
 
 The pool is ``ACRES_DOMAIN_POOL`` (``FIRST-LAST``, default 100-199): domain IDs Fast DDS maps to
 ports below 65535 are 0..232, and the pool stays clear of the suite's per-worker domains (40 + N)
@@ -81,6 +83,13 @@ class DomainLease:
     @property
     def held(self) -> bool:
         return self._fd is not None
+
+    def fileno(self) -> int:
+        """The lease's file descriptor, for a child to inherit: the domain stays held until the
+        child has ended as well."""
+        if self._fd is None:
+            raise DomainPoolError(f"the lease of domain {self.domain_id} has been released")
+        return self._fd
 
     def __enter__(self) -> Self:
         return self

@@ -13,7 +13,9 @@ on (localhost discovery, no static peers), and gives the caller an rclpy node in
 Each process writes its whole output to ``folder/<name>.log``. ``close()`` (or leaving the
 ``with``) ends every process, the stack's whole process group first, then the bridge, then the
 simulator, whatever happened, and gives the domain back; a session still open when the program
-exits is closed then.
+exits is closed then. If the program dies instead (SIGKILL, the OOM killer), each process it
+started gets SIGTERM (acres_bridge.spawn; a stack's own children end as the stack ends them), and
+the domain stays leased until the last of them has ended: each holds the lease.
 """
 
 from __future__ import annotations
@@ -296,7 +298,12 @@ class IsolatedSession:
             raise SessionError(f"process name {name!r} is taken or not a plain name")
         with stop_signals_deferred():  # a Ctrl-C meanwhile finds the process in the list
             process = ChildProcess.start(
-                name, args, env=self.environment(env), log_path=self.folder / f"{name}.log", cwd=cwd
+                name,
+                args,
+                env=self.environment(env),
+                log_path=self.folder / f"{name}.log",
+                cwd=cwd,
+                keep_fds=(self.lease.fileno(),),  # the domain stays leased while the process runs
             )
             self.processes.append(process)
         if group:

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from acres_bridge.processes import ChildProcess
 from acres_bridge.session.domains import DEFAULT_POOL, DomainPoolError, domain_pool, lease_domain
 
 
@@ -53,3 +54,22 @@ def test_a_lease_of_another_process_counts_until_that_process_ends(tmp_path):
     with lease_domain(pool=range(160, 161), locks=tmp_path) as lease:
         assert lease.domain_id == 160
     assert not lease.held
+
+
+def test_a_child_given_the_lease_holds_the_domain_until_it_ends_too(tmp_path):
+    """A session's processes inherit its lease: a domain is not leased again while one of them runs
+    in it, even after the session's own descriptor is closed (its program died)."""
+    lease = lease_domain(pool=range(161, 162), locks=tmp_path)
+    child = ChildProcess.start(
+        "holder", [sys.executable, "-c", "import time; time.sleep(60)"], keep_fds=(lease.fileno(),)
+    )
+    try:
+        lease.release()
+        with pytest.raises(DomainPoolError):
+            lease_domain(pool=range(161, 162), locks=tmp_path)
+        with pytest.raises(DomainPoolError, match="released"):
+            lease.fileno()
+    finally:
+        child.stop(timeout_s=5.0)
+    with lease_domain(pool=range(161, 162), locks=tmp_path) as again:
+        assert again.domain_id == 161

@@ -4,6 +4,7 @@ ended at its close."""
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 import time
@@ -13,6 +14,7 @@ import pytest
 from acres_bridge.geo.georef import ACRE_GEOREFERENCE
 from acres_bridge.processes import localhost_environment
 from acres_bridge.session import AgentConfig, IsolatedSession, SessionConfig, SessionError, StartPose
+from acres_bridge.session.domains import DomainPoolError, lease_domain
 
 pytestmark = pytest.mark.integration
 
@@ -105,6 +107,49 @@ def test_a_session_left_open_ends_its_processes_when_its_program_exits(tmp_path)
     simulator, bridge = (int(pid) for pid in done.stdout.split())
     assert wait_gone(simulator)
     assert wait_gone(bridge)
+
+
+def test_a_killed_program_s_session_ends_and_holds_its_domain_until_it_has(tmp_path):
+    """SIGKILL gives a program no chance to close its session: the kernel sends its simulator and
+    bridge SIGTERM, and they hold the session's domain (each inherited the lease) until they end,
+    so no new session meets them in it."""
+    code = (
+        "import time\n"
+        "from pathlib import Path\n"
+        "from acres_bridge.session import IsolatedSession, SessionConfig\n"
+        f"session = IsolatedSession(SessionConfig(), Path({str(tmp_path)!r}))\n"
+        "session.start()\n"
+        "print(session.simulator.pid, session.bridge.pid, session.domain_id, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    program = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=localhost_environment()
+    )
+    try:
+        assert program.stdout is not None
+        simulator, bridge, domain = (int(value) for value in program.stdout.readline().split())
+        for pid in (simulator, bridge):
+            assert f"domain_{domain}.lock" in holds(pid)
+    finally:
+        program.kill()
+        program.wait(10)
+    assert wait_gone(simulator)
+    assert wait_gone(bridge)
+
+
+def holds(pid: int) -> str:
+    """The files a process has open, as one text."""
+    folder = f"/proc/{pid}/fd"
+    return " ".join(os.readlink(f"{folder}/{fd}") for fd in os.listdir(folder))
+
+
+def test_a_session_s_processes_hold_its_domain_while_they_run(tmp_path):
+    with IsolatedSession(SessionConfig(), tmp_path) as session:
+        domain = session.domain_id
+        assert session.lease is not None
+        session.lease.release()  # as if the program had died: its descriptor is closed
+        with pytest.raises(DomainPoolError):
+            lease_domain(pool=range(domain, domain + 1))
 
 
 def test_a_command_sent_before_a_step_request_applies_from_that_request_every_time(tmp_path):

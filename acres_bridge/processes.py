@@ -2,9 +2,11 @@
 benchmarks and the integration tests run them.
 
 Each child runs in a session of its own, so a Ctrl-C at the terminal reaches only the parent, which
-then stops its children in order; if the parent dies instead, each child gets SIGTERM
-(acres_bridge.spawn). Its stdout and stderr are collected line by line in a background thread. DDS
-discovery of every child stays on this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST).
+then stops its children in order; if the parent dies instead, each child gets SIGINT
+(acres_bridge.spawn). Its stdout and stderr are collected line by line in a background thread: from
+a pipe, or, for a child with a log file, from that file, which the child writes itself, so that
+what it prints after its parent died is kept and never fails on a pipe nobody reads. DDS discovery
+of every child stays on this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
-from typing import Self, TextIO
+from typing import Self
 
 from acres_bridge.errors import ProcessFailedError
 from acres_bridge.spawn import STOP_SIGNALS, spawn_popen
@@ -46,6 +48,8 @@ STOP_TIMEOUT_S = 10.0  # wait after SIGINT before a child is killed
 TAIL_LINES = 30  # lines of output an error about a child shows
 MAX_LINES = 10_000  # lines of output kept per child; older ones are dropped
 _DRAIN_TIMEOUT_S = 1.0  # wait for the output of an ended child to be read to its end
+_FOLLOW_S = 0.02  # how often a child's log file is read for new lines
+_CHUNK = 1 << 16
 _POLL_S = 0.05
 
 
@@ -138,13 +142,36 @@ def describe_exit(returncode: int) -> str:
         return f"was ended by signal {-returncode}"
 
 
+def _followed_lines(path: Path, offset: int, ended: Callable[[], bool]) -> Iterator[str]:
+    """The lines written to ``path`` after ``offset``, as they come, until ``ended()`` and nothing
+    more is there (a last line without its newline included)."""
+    with path.open("rb") as file:
+        file.seek(offset)
+        partial = b""
+        while True:
+            done = ended()  # asked before the read: all the child wrote before it ended is there
+            chunk = file.read(_CHUNK)
+            if chunk:
+                *whole, partial = (partial + chunk).split(b"\n")
+                yield from (line.decode(errors="replace") for line in whole)
+            elif done:
+                break
+            else:
+                time.sleep(_FOLLOW_S)
+        if partial:
+            yield partial.decode(errors="replace")
+
+
 class ChildProcess:
     """A child process whose output (stdout and stderr together) is collected line by line."""
 
-    def __init__(self, name: str, popen: subprocess.Popen[str], *, log: TextIO | None = None) -> None:
+    def __init__(
+        self, name: str, popen: subprocess.Popen[str], *, log: tuple[Path, int] | None = None
+    ) -> None:
+        """``log``: the file the child writes its output to and where it starts; None: its pipe."""
         self.name = name
         self.popen = popen
-        self._log = log  # every line is also written here, whole, and the file closed at the end
+        self._log = log
         self._lines: deque[str] = deque(maxlen=MAX_LINES)
         self._count = 0  # lines read so far, dropped ones included
         self._changed = threading.Condition()
@@ -163,14 +190,17 @@ class ChildProcess:
         keep_fds: Sequence[int] = (),
     ) -> Self:
         """Start `args` in a session of its own, in `env` (default: localhost_environment()); with
-        `log_path`, its whole output also goes to that file (created, or appended to). The child
-        gets SIGTERM when this process ends (acres_bridge.spawn); `keep_fds` stay open in it."""
-        log = None if log_path is None else log_path.open("a", encoding="utf-8")
+        `log_path`, the child writes its whole output to that file (created, or appended to). The
+        child gets SIGINT when this process ends (acres_bridge.spawn); `keep_fds` stay open in it."""
+        log, followed = None, None
+        if log_path is not None:
+            log = log_path.open("ab")
+            followed = (log_path, log.tell())
         try:
             popen = spawn_popen(
                 list(args),
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
+                stdout=subprocess.PIPE if log is None else log,
                 stderr=subprocess.STDOUT,
                 text=True,
                 errors="replace",
@@ -179,28 +209,28 @@ class ChildProcess:
                 cwd=cwd,
                 pass_fds=tuple(keep_fds),
             )
-        except BaseException:
+        finally:
             if log is not None:
-                log.close()
-            raise
-        return cls(name, popen, log=log)
+                log.close()  # the child has its own descriptor of the file
+        return cls(name, popen, log=followed)
 
     def _collect(self) -> None:
-        stdout = self.popen.stdout
-        assert stdout is not None
-        try:
+        if self._log is None:
+            stdout = self.popen.stdout
+            assert stdout is not None
             with stdout:
                 for line in stdout:
-                    if self._log is not None:
-                        self._log.write(line)
-                        self._log.flush()
-                    with self._changed:
-                        self._lines.append(line.rstrip("\n"))
-                        self._count += 1
-                        self._changed.notify_all()
-        finally:
-            if self._log is not None:
-                self._log.close()
+                    self._add(line.rstrip("\n"))
+        else:
+            path, offset = self._log
+            for line in _followed_lines(path, offset, lambda: self.popen.poll() is not None):
+                self._add(line)
+
+    def _add(self, line: str) -> None:
+        with self._changed:
+            self._lines.append(line)
+            self._count += 1
+            self._changed.notify_all()
 
     @property
     def pid(self) -> int:

@@ -3,8 +3,9 @@
 A simulator, a bridge or a stack left running by a program that died (SIGKILL, the OOM killer, a
 Jupyter kernel restarted, a Ray worker ended) would go on in its DDS domain after that domain is
 leased again, and talk to the next session's processes. So every child asks the kernel, between
-its fork and its exec, for SIGTERM when its parent ends (``prctl(PR_SET_PDEATHSIG)``), and the
-simulator and the bridge end cleanly on SIGTERM.
+its fork and its exec, for SIGINT when its parent ends (``prctl(PR_SET_PDEATHSIG)``): what a
+Ctrl-C sends, and what a stop sends first. The simulator, the bridge and a node end cleanly on it,
+and a ``ros2 launch`` ends the processes it started (on SIGTERM it would leave them running).
 
 Linux counts the *thread* that forked a child as its parent: a child forked from a thread that ends
 first (a Ray task's, a pool's) would be stopped with that thread. So every child is forked from one
@@ -27,7 +28,7 @@ from typing import Any, Final
 
 __all__ = ["PARENT_DEATH_SIGNAL", "STOP_SIGNALS", "spawn_popen"]
 
-PARENT_DEATH_SIGNAL: Final = signal.SIGTERM  # what a child gets when its parent ends
+PARENT_DEATH_SIGNAL: Final = signal.SIGINT  # what a child gets when its parent ends
 _PR_SET_PDEATHSIG: Final = 1  # prctl(2)
 STOP_SIGNALS: Final = frozenset({signal.SIGINT, signal.SIGTERM})  # what a stop sends
 

@@ -14,8 +14,8 @@ Each process writes its whole output to ``folder/<name>.log``. ``close()`` (or l
 ``with``) ends every process, the stack's whole process group first, then the bridge, then the
 simulator, whatever happened, and gives the domain back; a session still open when the program
 exits is closed then. If the program dies instead (SIGKILL, the OOM killer), each process it
-started gets SIGTERM (acres_bridge.spawn; a stack's own children end as the stack ends them), and
-the domain stays leased until the last of them has ended: each holds the lease.
+started gets SIGINT, as from a Ctrl-C (acres_bridge.spawn: a stack's ``ros2 launch`` then ends its
+nodes), and the domain stays leased until the last of them has ended: each holds the lease.
 """
 
 from __future__ import annotations

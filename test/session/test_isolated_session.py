@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -111,7 +112,7 @@ def test_a_session_left_open_ends_its_processes_when_its_program_exits(tmp_path)
 
 def test_a_killed_program_s_session_ends_and_holds_its_domain_until_it_has(tmp_path):
     """SIGKILL gives a program no chance to close its session: the kernel sends its simulator and
-    bridge SIGTERM, and they hold the session's domain (each inherited the lease) until they end,
+    bridge SIGINT, and they hold the session's domain (each inherited the lease) until they end,
     so no new session meets them in it."""
     code = (
         "import time\n"
@@ -135,6 +136,49 @@ def test_a_killed_program_s_session_ends_and_holds_its_domain_until_it_has(tmp_p
         program.wait(10)
     assert wait_gone(simulator)
     assert wait_gone(bridge)
+    # Its log has the simulator's last words: it ended on its own path, and wrote to its file, not
+    # to a pipe of the dead program.
+    assert re.search(r"episode log .*: \d+ messages", (tmp_path / "simulator.log").read_text())
+
+
+def test_a_killed_program_s_stack_ends_with_the_nodes_its_launch_started(tmp_path):
+    """The stack's `ros2 launch` gets the SIGINT too, and ends its processes as on a Ctrl-C (on
+    SIGTERM launch would end alone and leave them running in the domain)."""
+    pytest.importorskip("ros2cli", reason="the ros2 command line is not installed")
+    launch_file = tmp_path / "sleeper.launch.py"
+    launch_file.write_text(
+        "import sys\n"
+        "from launch import LaunchDescription\n"
+        "from launch.actions import ExecuteProcess\n"
+        "def generate_launch_description():\n"
+        "    sleeper = [sys.executable, '-c', 'import time; time.sleep(600)']\n"
+        "    return LaunchDescription([ExecuteProcess(cmd=sleeper, output='screen')])\n"
+    )
+    code = (
+        "import re, time\n"
+        "from pathlib import Path\n"
+        "from acres_bridge.scenario.stack import ros2_executable\n"
+        "from acres_bridge.session import IsolatedSession, SessionConfig\n"
+        f"session = IsolatedSession(SessionConfig(), Path({str(tmp_path / 'session')!r}))\n"
+        "session.start()\n"
+        f"stack = session.start_process('stack', [ros2_executable(), 'launch', {str(launch_file)!r}])\n"
+        "stack.wait_for_line('process started with pid', 60.0)\n"
+        "node = re.search(r'process started with pid \\[(\\d+)\\]', stack.output).group(1)\n"
+        "print(stack.pid, node, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    program = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=localhost_environment()
+    )
+    try:
+        assert program.stdout is not None
+        launch, node = (int(value) for value in program.stdout.readline().split())
+        assert not gone(node)
+    finally:
+        program.kill()
+        program.wait(10)
+    assert wait_gone(node, 30.0), "the launched process outlived the program's session"
+    assert wait_gone(launch, 30.0)
 
 
 def holds(pid: int) -> str:

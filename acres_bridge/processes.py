@@ -48,7 +48,11 @@ STOP_TIMEOUT_S = 10.0  # wait after SIGINT before a child is killed
 TAIL_LINES = 30  # lines of output an error about a child shows
 MAX_LINES = 10_000  # lines of output kept per child; older ones are dropped
 _DRAIN_TIMEOUT_S = 1.0  # wait for the output of an ended child to be read to its end
-_FOLLOW_S = 0.02  # how often a child's log file is read for new lines
+# A child's log file is read again after 10 ms, and after twice as long each time it had nothing
+# new, up to 160 ms: lines come within 10 ms while the child prints, and an idle session (simulator
+# and bridge) costs its parent 2.1 ms of CPU a second (7.6 ms read every 20 ms; 0.02 ms by pipes).
+_FOLLOW_FIRST_S = 0.01
+_FOLLOW_LAST_S = 0.16
 _CHUNK = 1 << 16
 _POLL_S = 0.05
 
@@ -148,16 +152,19 @@ def _followed_lines(path: Path, offset: int, ended: Callable[[], bool]) -> Itera
     with path.open("rb") as file:
         file.seek(offset)
         partial = b""
+        pause = _FOLLOW_FIRST_S
         while True:
             done = ended()  # asked before the read: all the child wrote before it ended is there
             chunk = file.read(_CHUNK)
             if chunk:
                 *whole, partial = (partial + chunk).split(b"\n")
                 yield from (line.decode(errors="replace") for line in whole)
+                pause = _FOLLOW_FIRST_S
             elif done:
                 break
             else:
-                time.sleep(_FOLLOW_S)
+                time.sleep(pause)
+                pause = min(2.0 * pause, _FOLLOW_LAST_S)
         if partial:
             yield partial.decode(errors="replace")
 
@@ -188,10 +195,12 @@ class ChildProcess:
         log_path: Path | None = None,
         cwd: Path | None = None,
         keep_fds: Sequence[int] = (),
+        end_with_parent: bool = True,
     ) -> Self:
         """Start `args` in a session of its own, in `env` (default: localhost_environment()); with
         `log_path`, the child writes its whole output to that file (created, or appended to). The
-        child gets SIGINT when this process ends (acres_bridge.spawn); `keep_fds` stay open in it."""
+        child gets SIGINT when this process ends, unless `end_with_parent` is False
+        (acres_bridge.spawn); `keep_fds` stay open in it."""
         log, followed = None, None
         if log_path is not None:
             log = log_path.open("ab")
@@ -208,6 +217,7 @@ class ChildProcess:
                 start_new_session=True,
                 cwd=cwd,
                 pass_fds=tuple(keep_fds),
+                end_with_parent=end_with_parent,
             )
         finally:
             if log is not None:
@@ -318,6 +328,14 @@ class ChildProcess:
                 self.popen.wait(timeout_s)
         if group:
             self._signal(signal.SIGKILL, True)
+        self._reader.join(_DRAIN_TIMEOUT_S)
+        return self.popen.returncode
+
+    def kill(self) -> int:
+        """SIGKILL, for a child that keeps nothing a graceful end would save; its exit status."""
+        if self.popen.poll() is None:
+            self._signal(signal.SIGKILL, False)
+        self.popen.wait()  # the kernel ends a killed process at once
         self._reader.join(_DRAIN_TIMEOUT_S)
         return self.popen.returncode
 

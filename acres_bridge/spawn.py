@@ -101,13 +101,14 @@ class _Spawner:
 _SPAWNER: Final = _Spawner()
 
 
-def spawn_popen(args: list[str], **options: Any) -> subprocess.Popen[str]:
-    """``subprocess.Popen(args, **options)``, the child ending with this process (see the module).
+def spawn_popen(args: list[str], *, end_with_parent: bool = True, **options: Any) -> subprocess.Popen[str]:
+    """``subprocess.Popen(args, **options)``, the child getting PARENT_DEATH_SIGNAL when this
+    process ends (unless ``end_with_parent`` is False); see the module.
 
     ``options`` must not set ``preexec_fn``: the parent-death request takes that place."""
     if "preexec_fn" in options:
         raise ValueError("spawn_popen sets preexec_fn itself")
-    arm = _end_with_parent(os.getpid())
+    arm = _end_with_parent(os.getpid()) if end_with_parent else None
 
     def start() -> subprocess.Popen[str]:
         # preexec_fn deadlocks a threaded parent's child when it takes a lock another thread held at

@@ -13,9 +13,10 @@ on (localhost discovery, no static peers), and gives the caller an rclpy node in
 Each process writes its whole output to ``folder/<name>.log``. ``close()`` (or leaving the
 ``with``) ends every process, the stack's whole process group first, then the bridge, then the
 simulator, whatever happened, and gives the domain back; a session still open when the program
-exits is closed then. If the program dies instead (SIGKILL, the OOM killer), each process it
-started gets SIGINT, as from a Ctrl-C (acres_bridge.spawn: a stack's ``ros2 launch`` then ends its
-nodes), and the domain stays leased until the last of them has ended: each holds the lease.
+exits is closed then. If the program dies instead (SIGKILL, the OOM killer), the simulator and the
+bridge get SIGINT from the kernel (acres_bridge.spawn), and each stack's watch sends its process
+group one SIGINT, as a Ctrl-C would (acres_bridge.session.stack_watch: a ``ros2 launch`` then ends
+its nodes); the domain stays leased until the last of them has ended: each holds the lease.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import atexit
 import contextlib
 import math
 import re
+import sys
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -208,6 +210,7 @@ class IsolatedSession:
         self.port: int | None = None
         self.processes: list[ChildProcess] = []
         self._groups: set[str] = set()  # processes whose whole process group is stopped
+        self._watches: set[str] = set()  # the stacks' watches: killed at close, they keep nothing
         self.simulator: ChildProcess | None = None
         self.bridge: ChildProcess | None = None
         self._context: Context | None = None
@@ -291,23 +294,41 @@ class IsolatedSession:
         cwd: Path | None = None,
     ) -> ChildProcess:
         """Start a process of the session in its domain, its output in ``folder/<name>.log``.
-        With `group` (the default, for stacks) its whole process group is ended at close()."""
+        With `group` (the default, for stacks) its whole process group is ended at close(), and a
+        watch (acres_bridge.session.stack_watch, ``folder/<name>.watch.log``) ends it if this
+        program dies first."""
         if self.lease is None:
             raise SessionError("start the session before its processes")
         if not _NAME.match(name) or any(p.name == name for p in self.processes):
             raise SessionError(f"process name {name!r} is taken or not a plain name")
         with stop_signals_deferred():  # a Ctrl-C meanwhile finds the process in the list
-            process = ChildProcess.start(
-                name,
-                args,
-                env=self.environment(env),
-                log_path=self.folder / f"{name}.log",
-                cwd=cwd,
-                keep_fds=(self.lease.fileno(),),  # the domain stays leased while the process runs
-            )
-            self.processes.append(process)
-        if group:
-            self._groups.add(name)
+            process = self._start_child(name, args, env=env, cwd=cwd, end_with_parent=not group)
+            if group:
+                self._groups.add(name)
+                watch = [sys.executable, "-m", "acres_bridge.session.stack_watch", str(process.pid)]
+                self._watches.add(self._start_child(f"{name}.watch", watch, end_with_parent=False).name)
+        return process
+
+    def _start_child(
+        self,
+        name: str,
+        args: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+        end_with_parent: bool,
+    ) -> ChildProcess:
+        assert self.lease is not None
+        process = ChildProcess.start(
+            name,
+            args,
+            env=self.environment(env),
+            log_path=self.folder / f"{name}.log",
+            cwd=cwd,
+            keep_fds=(self.lease.fileno(),),  # the domain stays leased while the process runs
+            end_with_parent=end_with_parent,
+        )
+        self.processes.append(process)
         return process
 
     # ---- the caller's node ---------------------------------------------------------------------
@@ -351,6 +372,8 @@ class IsolatedSession:
 
     def stop_process(self, process: ChildProcess, timeout_s: float = STOP_TIMEOUT_S) -> int:
         """End one process of the session (its group, for a stack); its exit status."""
+        if process.name in self._watches:
+            return process.kill()
         return process.stop(timeout_s, group=process.name in self._groups)
 
     def close(self) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -73,6 +74,9 @@ def test_close_ends_the_stack_and_whatever_it_started(tmp_path):
             session.start_process("stack", [sys.executable, "-c", "pass"])
     assert wait_gone(stack.pid)
     assert wait_gone(grandchild)  # it ignored SIGINT: the group's SIGKILL ended it
+    watch = next(p for p in session.processes if p.name == "stack.watch")
+    assert watch.popen.returncode == -signal.SIGKILL  # the close ends the stack itself
+    assert "stopping" not in watch.output
 
 
 def test_a_simulator_that_cannot_start_is_a_session_error_with_its_output(tmp_path):
@@ -179,6 +183,10 @@ def test_a_killed_program_s_stack_ends_with_the_nodes_its_launch_started(tmp_pat
         program.wait(10)
     assert wait_gone(node, 30.0), "the launched process outlived the program's session"
     assert wait_gone(launch, 30.0)
+    # One SIGINT, from the stack's watch: a second one while launch shuts down can hang it.
+    log = (tmp_path / "session" / "stack.log").read_text()
+    assert log.count("user interrupted with ctrl-c (SIGINT)") == 1, log
+    assert "stopping process group" in (tmp_path / "session" / "stack.watch.log").read_text()
 
 
 def holds(pid: int) -> str:

@@ -10,6 +10,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -114,6 +116,21 @@ def test_a_session_left_open_ends_its_processes_when_its_program_exits(tmp_path)
     assert wait_gone(bridge)
 
 
+@contextmanager
+def killed_at_the_end(code: str) -> Iterator[list[int]]:
+    """A Python program running `code`, which prints one line of numbers and then waits: those
+    numbers. The program is killed with SIGKILL when the block ends, so it closes nothing."""
+    program = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=localhost_environment()
+    )
+    try:
+        assert program.stdout is not None
+        yield [int(value) for value in program.stdout.readline().split()]
+    finally:
+        program.kill()
+        program.wait(10)
+
+
 def test_a_killed_program_s_session_ends_and_holds_its_domain_until_it_has(tmp_path):
     """SIGKILL gives a program no chance to close its session: the kernel sends its simulator and
     bridge SIGINT, and they hold the session's domain (each inherited the lease) until they end,
@@ -127,17 +144,9 @@ def test_a_killed_program_s_session_ends_and_holds_its_domain_until_it_has(tmp_p
         "print(session.simulator.pid, session.bridge.pid, session.domain_id, flush=True)\n"
         "time.sleep(600)\n"
     )
-    program = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=localhost_environment()
-    )
-    try:
-        assert program.stdout is not None
-        simulator, bridge, domain = (int(value) for value in program.stdout.readline().split())
+    with killed_at_the_end(code) as (simulator, bridge, domain):
         for pid in (simulator, bridge):
             assert f"domain_{domain}.lock" in holds(pid)
-    finally:
-        program.kill()
-        program.wait(10)
     assert wait_gone(simulator)
     assert wait_gone(bridge)
     # Its log has the simulator's last words: it ended on its own path, and wrote to its file, not
@@ -171,16 +180,8 @@ def test_a_killed_program_s_stack_ends_with_the_nodes_its_launch_started(tmp_pat
         "print(stack.pid, node, flush=True)\n"
         "time.sleep(600)\n"
     )
-    program = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=localhost_environment()
-    )
-    try:
-        assert program.stdout is not None
-        launch, node = (int(value) for value in program.stdout.readline().split())
+    with killed_at_the_end(code) as (launch, node):
         assert not gone(node)
-    finally:
-        program.kill()
-        program.wait(10)
     assert wait_gone(node, 30.0), "the launched process outlived the program's session"
     assert wait_gone(launch, 30.0)
     # One SIGINT, from the stack's watch: a second one while launch shuts down can hang it.

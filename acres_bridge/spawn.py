@@ -2,15 +2,18 @@
 
 A simulator, a bridge or a stack left running by a program that died (SIGKILL, the OOM killer, a
 Jupyter kernel restarted, a Ray worker ended) would go on in its DDS domain after that domain is
-leased again, and talk to the next session's processes. So every child asks the kernel, between
-its fork and its exec, for SIGINT when its parent ends (``prctl(PR_SET_PDEATHSIG)``): what a
-Ctrl-C sends, and what a stop sends first. The simulator, the bridge and a node end cleanly on it,
-and a ``ros2 launch`` ends the processes it started (on SIGTERM it would leave them running).
+leased again, and talk to the next session's processes. So a child asks the kernel, between its
+fork and its exec, for SIGINT when its parent ends (``prctl(PR_SET_PDEATHSIG)``): what a Ctrl-C
+sends, and what a stop sends first. The simulator and the bridge end cleanly on it.
 
 Linux counts the *thread* that forked a child as its parent: a child forked from a thread that ends
 first (a Ray task's, a pool's) would be stopped with that thread. So every child is forked from one
-thread that lives as long as the process (``spawn_popen``). On other systems children are started
-as they are, without the signal.
+thread that lives as long as the process (``spawn_popen``). When the process dies, the kernel may
+send the signal once more for each of its threads that the child passes through on its way to a
+new parent; a program that cannot take a second SIGINT while it stops (``ros2 launch`` may then
+wait forever) is started without it (``end_with_parent=False``), and the session's stack watch
+(acres_bridge.session.stack_watch) stops it instead. On other systems children are started as they
+are, without the signal.
 """
 
 from __future__ import annotations

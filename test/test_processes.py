@@ -232,7 +232,7 @@ def _wait_until(condition: Callable[[], bool], timeout_s: float = 10.0) -> bool:
     return condition()
 
 
-def test_a_child_gets_sigterm_when_the_process_that_started_it_is_killed(tmp_path) -> None:
+def test_a_child_gets_sigint_when_the_process_that_started_it_is_killed(tmp_path) -> None:
     """A program that dies without stopping its children (SIGKILL, the OOM killer) leaves none
     running: each gets SIGINT from the kernel, as from a Ctrl-C."""
     marker = tmp_path / "ended"

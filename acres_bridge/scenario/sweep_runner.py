@@ -23,9 +23,9 @@ from types import FrameType
 from typing import Any, Final
 
 from acres_bridge.scenario.episode import run_episode, wall_clock_limit_s
-from acres_bridge.scenario.reaper import end_run_processes
 from acres_bridge.scenario.results import RESULTS_FILE, EpisodeResult, Verdict, append_result, read_results
 from acres_bridge.scenario.sweep import Episode
+from acres_bridge.session.reaper import end_run_processes
 
 __all__ = ["LOOPBACK", "SweepOptions", "SweepOutcome", "init_local_ray", "prepare_worker", "run_sweep"]
 

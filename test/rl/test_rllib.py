@@ -20,7 +20,7 @@ from user_env import user_environment
 pytest.importorskip("ray.rllib", reason="RLlib is not installed (pip install acres_bridge[rl])")
 pytest.importorskip("torch", reason="PyTorch is not installed (pip install acres_bridge[rl])")
 
-from acres_bridge.scenario.reaper import end_run_processes, run_processes
+from acres_bridge.session.reaper import end_run_processes, run_processes
 
 pytestmark = pytest.mark.integration
 

@@ -11,7 +11,7 @@ import pytest
 from acres_bridge.processes import localhost_environment
 from acres_bridge.scenario import Verdict, expand, parse_scenario
 from acres_bridge.scenario.episode import run_episode
-from acres_bridge.scenario.reaper import run_processes
+from acres_bridge.session.reaper import run_processes
 
 pytestmark = pytest.mark.integration
 

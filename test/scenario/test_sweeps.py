@@ -17,8 +17,8 @@ import pytest
 from acres_bridge.processes import free_port, localhost_environment
 from acres_bridge.scenario import expand, load_scenario
 from acres_bridge.scenario.episode import run_episode
-from acres_bridge.scenario.reaper import end_run_processes, run_processes
 from acres_bridge.scenario.results import RESULTS_FILE
+from acres_bridge.session.reaper import end_run_processes, run_processes
 from acres_bridge.tools.bag import open_bag
 
 pytest.importorskip("ray")

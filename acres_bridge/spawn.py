@@ -11,8 +11,8 @@ first (a Ray task's, a pool's) would be stopped with that thread. So every child
 thread that lives as long as the process (``spawn_popen``). When the process dies, the kernel may
 send the signal once more for each of its threads that the child passes through on its way to a
 new parent; a program that cannot take a second SIGINT while it stops (``ros2 launch`` may then
-wait forever) is started without it (``end_with_parent=False``), and the session's stack watch
-(acres_bridge.session.stack_watch) stops it instead. On other systems children are started as they
+wait forever) is started without it (``end_with_parent=False``), and the session's watch
+(acres_bridge.session.session_watch) stops it instead. On other systems children are started as they
 are, without the signal.
 """
 

@@ -14,9 +14,10 @@ Each process writes its whole output to ``folder/<name>.log``. ``close()`` (or l
 ``with``) ends every process, the stack's whole process group first, then the bridge, then the
 simulator, whatever happened, and gives the domain back; a session still open when the program
 exits is closed then. If the program dies instead (SIGKILL, the OOM killer), the simulator and the
-bridge get SIGINT from the kernel (acres_bridge.spawn), and each stack's watch sends its process
-group one SIGINT, as a Ctrl-C would (acres_bridge.session.stack_watch: a ``ros2 launch`` then ends
-its nodes); the domain stays leased until the last of them has ended: each holds the lease.
+bridge get SIGINT from the kernel (acres_bridge.spawn), and the session's watch sends every process
+of the session one SIGINT, as a Ctrl-C would, and SIGKILL after 5 s (acres_bridge.session.
+session_watch: a stack's ``ros2 launch`` then ends its nodes); the domain stays leased until the
+last of them has ended: each holds the lease.
 """
 
 from __future__ import annotations
@@ -210,7 +211,8 @@ class IsolatedSession:
         self.port: int | None = None
         self.processes: list[ChildProcess] = []
         self._groups: set[str] = set()  # processes whose whole process group is stopped
-        self._watches: set[str] = set()  # the stacks' watches: killed at close, they keep nothing
+        # Ends the processes if this program dies first (acres_bridge.session.session_watch).
+        self.watch: ChildProcess | None = None
         self.simulator: ChildProcess | None = None
         self.bridge: ChildProcess | None = None
         self._context: Context | None = None
@@ -243,13 +245,13 @@ class IsolatedSession:
     def environment(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment of the session's processes: this process's, the fence (discovery on this
         machine, no static peers), the session's domain, and ACRES_DOMAIN_ID, ACRES_NAMESPACE and
-        ACRES_SESSION_DIR for a stack that wants to know them."""
+        ACRES_SESSION_DIR (absolute: a stack may run elsewhere) for a stack that wants to know them."""
         env = localhost_environment()
         env.pop("ROS_STATIC_PEERS", None)
         env.pop("ROS_LOCALHOST_ONLY", None)
         env["ROS_DOMAIN_ID"] = env["ACRES_DOMAIN_ID"] = str(self.domain_id)
         env["ACRES_NAMESPACE"] = ""
-        env["ACRES_SESSION_DIR"] = str(self.folder)
+        env["ACRES_SESSION_DIR"] = str(self.folder.resolve())
         env.update(extra or {})
         return env
 
@@ -260,6 +262,9 @@ class IsolatedSession:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             self.lease = lease_domain()
+            watch = [sys.executable, "-m", "acres_bridge.session.session_watch", str(self.folder.resolve())]
+            with stop_signals_deferred():  # a Ctrl-C meanwhile finds the watch recorded
+                self.watch = self._start_child("session.watch", watch, end_with_parent=False)
             self.port = free_port()
             episode_log = self.episode_log
             if episode_log is not None:
@@ -294,19 +299,18 @@ class IsolatedSession:
         cwd: Path | None = None,
     ) -> ChildProcess:
         """Start a process of the session in its domain, its output in ``folder/<name>.log``.
-        With `group` (the default, for stacks) its whole process group is ended at close(), and a
-        watch (acres_bridge.session.stack_watch, ``folder/<name>.watch.log``) ends it if this
-        program dies first."""
+        With `group` (the default, for stacks) its whole process group is ended at close(); if this
+        program dies first, the session's watch ends it (the simulator and the bridge get the
+        kernel's parent-death signal as well)."""
         if self.lease is None:
             raise SessionError("start the session before its processes")
         if not _NAME.match(name) or any(p.name == name for p in self.processes):
             raise SessionError(f"process name {name!r} is taken or not a plain name")
         with stop_signals_deferred():  # a Ctrl-C meanwhile finds the process in the list
             process = self._start_child(name, args, env=env, cwd=cwd, end_with_parent=not group)
-            if group:
-                self._groups.add(name)
-                watch = [sys.executable, "-m", "acres_bridge.session.stack_watch", str(process.pid)]
-                self._watches.add(self._start_child(f"{name}.watch", watch, end_with_parent=False).name)
+            self.processes.append(process)
+        if group:
+            self._groups.add(name)
         return process
 
     def _start_child(
@@ -319,7 +323,7 @@ class IsolatedSession:
         end_with_parent: bool,
     ) -> ChildProcess:
         assert self.lease is not None
-        process = ChildProcess.start(
+        return ChildProcess.start(
             name,
             args,
             env=self.environment(env),
@@ -328,8 +332,6 @@ class IsolatedSession:
             keep_fds=(self.lease.fileno(),),  # the domain stays leased while the process runs
             end_with_parent=end_with_parent,
         )
-        self.processes.append(process)
-        return process
 
     # ---- the caller's node ---------------------------------------------------------------------
 
@@ -372,8 +374,6 @@ class IsolatedSession:
 
     def stop_process(self, process: ChildProcess, timeout_s: float = STOP_TIMEOUT_S) -> int:
         """End one process of the session (its group, for a stack); its exit status."""
-        if process.name in self._watches:
-            return process.kill()
         return process.stop(timeout_s, group=process.name in self._groups)
 
     def close(self) -> None:
@@ -386,6 +386,8 @@ class IsolatedSession:
         self._clients.clear()
         for process in reversed(self.processes):
             self.stop_process(process)
+        if self.watch is not None:
+            self.watch.kill()  # it keeps nothing; the processes it watched have been stopped
         if self._node is not None:
             with contextlib.suppress(Exception):
                 self._node.destroy_node()

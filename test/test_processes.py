@@ -184,10 +184,7 @@ def test_stop_with_group_ends_what_the_child_started(started: list[ChildProcess]
     child.wait_for_line("up", timeout_s=10.0)
     grandchild = int(pid_file.read_text())
     child.stop(timeout_s=5.0, group=True)
-    deadline = time.monotonic() + 5.0
-    while time.monotonic() < deadline and _alive(grandchild):
-        time.sleep(0.05)
-    assert not _alive(grandchild)
+    assert _wait_until(lambda: not _alive(grandchild), 5.0)
 
 
 def _alive(pid: int) -> bool:

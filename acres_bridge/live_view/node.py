@@ -8,9 +8,13 @@ scene (foxglove.SceneUpdate: ground, buildings, crop rows, the route) from the s
 The server's time is the simulation clock.
 
 A slow viewer never slows the bridge: each viewer has a bounded outbox (``foxglove_backlog``
-messages); when it is full the oldest messages are dropped. The server reports a full outbox at
-most once every 30 s (its own limit, for all viewers together); the bridge counts each report
-(``outbox_full_reports``) and logs it as a warning. A viewer's own messages (client publish)
+messages); when it is full the server drops its oldest messages. The SDK's own log is kept out of
+Python (sdk_log): forwarded, it took the GIL while the server held a viewer's lock, and a thread
+sending on that viewer's channel held the GIL waiting for the lock, which froze the bridge.
+
+Viewers' requests come on the server's threads and wait for the executor in ViewerRequests: every
+subscribe and unsubscribe is applied (coalesced to each viewer's latest wish per channel, never
+dropped), so no feed outlives its last viewer. A viewer's own messages (client publish)
 are refused unless ``foxglove_allow_publish`` is true; then only the bridge's command topics, with
 their own type, are taken, and each goes out as a ROS message through the fence's gate, to the
 bridge's command subscriptions like any other command.
@@ -23,9 +27,7 @@ foxglove_backlog (256).
 from __future__ import annotations
 
 import contextlib
-import logging
-import threading
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -42,7 +44,9 @@ from acres_bridge.errors import ParameterError
 from acres_bridge.geo.georef import ACRE_GEOREFERENCE
 from acres_bridge.geo.route import acre_loop
 from acres_bridge.ingest.channels import CLOCK, SESSION, Session
+from acres_bridge.live_view.requests import ViewerRequests
 from acres_bridge.live_view.scene import scene_update
+from acres_bridge.live_view.sdk_log import keep_sdk_log_out_of_python
 from acres_bridge.live_view.topics import MESSAGE_ENCODING, SCHEMA_ENCODING, ViewTopic, view_topics
 from acres_bridge.nodes.base import SubsystemNode, profiles
 from acres_bridge.nodes.publish_taps import TAPS
@@ -55,22 +59,9 @@ __all__ = ["MAX_PENDING", "MAX_VIEWER_MESSAGE_BYTES", "SCENE_TOPIC", "LiveView"]
 
 SCENE_TOPIC: Final = "/sim/scene"
 MAX_VIEWER_MESSAGE_BYTES: Final = 65_536  # a command is a few dozen bytes
-MAX_PENDING: Final = 1_024  # viewer requests waiting for the executor; beyond, refused and counted
+MAX_PENDING: Final = 1_024  # viewers' channels and messages waiting; beyond, refused and counted
 TIME_BROADCAST_NS: Final = 50_000_000  # the server's time follows the clock in steps of 50 ms
 _LOOPBACK: Final = ("127.0.0.1", "::1", "localhost")
-_OUTBOX_LOGGER: Final = "foxglove.websocket.connected_client.send_lossy"
-
-
-class _OutboxFull(logging.Handler):
-    """Counts the server's reports of a viewer's full outbox (its oldest messages dropped)."""
-
-    def __init__(self, on_full: Any) -> None:
-        super().__init__(logging.INFO)
-        self._on_full = on_full
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if "full" in record.getMessage():
-            self._on_full(record.getMessage())
 
 
 class _Listener(foxglove.websocket.ServerListener):
@@ -80,26 +71,30 @@ class _Listener(foxglove.websocket.ServerListener):
         self._view = view
 
     def on_subscribe(self, client: Client, channel: ChannelView) -> None:
-        self._view.request(("subscribe", channel.topic, client.id))
+        self._view.requests.subscription(channel.topic, client.id, wanted=True)
+        self._view.wake()
 
     def on_unsubscribe(self, client: Client, channel: ChannelView) -> None:
-        self._view.request(("unsubscribe", channel.topic, client.id))
+        self._view.requests.subscription(channel.topic, client.id, wanted=False)
+        self._view.wake()
 
     def on_client_advertise(self, client: Client, channel: ClientChannel) -> None:
-        self._view.request(
-            ("advertise", client.id, channel.id, channel.topic, channel.schema_name, channel.encoding)
-        )
+        item = ("advertise", client.id, channel.id, channel.topic, channel.schema_name, channel.encoding)
+        self._view.requests.ordered(item, "viewer_publish")
+        self._view.wake()
 
     def on_client_unadvertise(self, client: Client, client_channel_id: int) -> None:
-        self._view.request(("unadvertise", client.id, client_channel_id))
+        self._view.requests.ordered(("unadvertise", client.id, client_channel_id), "viewer_publish")
+        self._view.wake()
 
     def on_message_data(self, client: Client, client_channel_id: int, data: bytes) -> None:
         if len(data) > MAX_VIEWER_MESSAGE_BYTES:
-            self._view.refuse_later(
+            self._view.requests.refuse(
                 "viewer_message", f"{len(data)} bytes, at most {MAX_VIEWER_MESSAGE_BYTES}"
             )
-            return
-        self._view.request(("data", client.id, client_channel_id, bytes(data)))
+        else:
+            self._view.requests.ordered(("data", client.id, client_channel_id, bytes(data)), "viewer_backlog")
+        self._view.wake()
 
 
 class LiveView(SubsystemNode):
@@ -117,10 +112,8 @@ class LiveView(SubsystemNode):
             raise ParameterError(f"foxglove_port must be a TCP port (0 for any free one); found {port}")
         if not 1 <= backlog <= 100_000:
             raise ParameterError(f"foxglove_backlog must be 1 .. 100000 messages; found {backlog}")
-        self.counts: Counter[str] = Counter()  # viewer commands, reports of a full outbox
-        self._lock = threading.Lock()
-        self._pending: deque[tuple[Any, ...]] = deque()
-        self._late_refusals: deque[tuple[str, str]] = deque(maxlen=64)
+        self.counts: Counter[str] = Counter()  # messages served, viewer commands, tap errors
+        self.requests = ViewerRequests(MAX_PENDING)
         self._wake = self.create_guard_condition(self._serve_requests)
         self._server_context = foxglove.Context()
         self._topics = {t.name: t for t in view_topics(profiles(), str(self.vehicle), self.get_namespace())}
@@ -134,11 +127,6 @@ class LiveView(SubsystemNode):
         self._client_channels: dict[tuple[int, int], ViewTopic] = {}
         self._stamp_ns = 0
         self._broadcast_ns = -TIME_BROADCAST_NS
-        self._outbox_log = logging.getLogger(_OUTBOX_LOGGER)
-        self._outbox_handler = _OutboxFull(self._on_outbox_full)
-        self._outbox_log.addHandler(self._outbox_handler)
-        self._outbox_log.setLevel(logging.INFO)
-        self._outbox_log.propagate = False
         capabilities = [Capability.Time, *([Capability.ClientPublish] if self.allow_publish else [])]
         try:
             self.server: WebSocketServer = foxglove.start_server(
@@ -152,8 +140,8 @@ class LiveView(SubsystemNode):
                 message_backlog_size=backlog,
             )
         except Exception as error:  # the SDK's error for a port in use or a bad host
-            self._outbox_log.removeHandler(self._outbox_handler)
             raise ParameterError(f"foxglove: cannot serve on {host}:{port}: {error}") from None
+        keep_sdk_log_out_of_python()  # the first server of a process installs the SDK's logger
         self.samples(CLOCK, self._on_clock, agent=0)
         self.samples(SESSION, self._on_session, agent=0)
         self.get_logger().info(
@@ -179,33 +167,28 @@ class LiveView(SubsystemNode):
 
     # ---- requests from the server's thread -------------------------------------------------------
 
-    def request(self, item: tuple[Any, ...]) -> None:
-        """Queue a viewer's request for the executor (thread-safe, bounded)."""
-        with self._lock:
-            if len(self._pending) >= MAX_PENDING:
-                self._late_refusals.append(("viewer_backlog", f"more than {MAX_PENDING} requests waiting"))
-            else:
-                self._pending.append(item)
-        self._wake.trigger()
-
-    def refuse_later(self, kind: str, reason: str) -> None:
-        """Count a refusal seen on the server's thread, in the executor's."""
-        self._late_refusals.append((kind, reason))
+    def wake(self) -> None:
+        """Have the executor serve the waiting requests (from any thread)."""
         self._wake.trigger()
 
     def _serve_requests(self) -> None:
-        while self._late_refusals:
-            kind, reason = self._late_refusals.popleft()
-            self.refuse(kind, "a viewer's message", reason)
-        while True:
-            with self._lock:
-                if not self._pending:
-                    return
-                item = self._pending.popleft()
-            try:
-                getattr(self, f"_on_{item[0]}")(*item[1:])
-            except Exception as error:  # one bad request must not end the bridge
-                self.refuse("error", f"a viewer's {item[0]}", f"{type(error).__name__}: {str(error)[:200]}")
+        taken = self.requests.take()
+        for kind, (count, reason) in taken.refusals.items():
+            self.refused[kind] += count - 1  # refuse() counts the last one and says why
+            self.refuse(kind, "a viewer's request", reason)
+        for wish in taken.subscriptions:
+            if wish.wanted:
+                self._apply("subscribe", self._on_subscribe, wish.topic, wish.client)
+            else:
+                self._apply("unsubscribe", self._on_unsubscribe, wish.topic, wish.client)
+        for item in taken.ordered:
+            self._apply(item[0], getattr(self, f"_on_{item[0]}"), *item[1:])
+
+    def _apply(self, kind: str, handler: Callable[..., None], *arguments: Any) -> None:
+        try:
+            handler(*arguments)
+        except Exception as error:  # one bad request must not end the bridge
+            self.refuse("error", f"a viewer's {kind}", f"{type(error).__name__}: {str(error)[:200]}")
 
     def _on_subscribe(self, name: str, client: int) -> None:
         if name == SCENE_TOPIC:
@@ -328,19 +311,11 @@ class LiveView(SubsystemNode):
         self._scene = scene_update(session.hello.scene, acre_loop(), ACRE_GEOREFERENCE, self.frames.utm)
         self._scene_channel.log(self._scene, log_time=self._stamp_ns)
 
-    def _on_outbox_full(self, message: str) -> None:
-        self.counts["outbox_full_reports"] += 1
-        self.get_logger().warning(
-            f"foxglove: a viewer is too slow, its oldest messages dropped ({message}; "
-            "reported at most once every 30 s)"
-        )
-
     def destroy_node(self) -> None:
         self.server.stop()
         for stop in self._feeds.values():
             stop()
         self._feeds.clear()
-        self._outbox_log.removeHandler(self._outbox_handler)
         for channel in self._channels.values():
             channel.close()
         self._scene_channel.close()

@@ -71,6 +71,7 @@ class Viewer:
             legacy=True,
         )
         self._subscriptions: dict[int, str] = {}
+        self._last_subscription = 0  # ids are never used twice
         self._lock = threading.Lock()
         self._client_channels = 0
         self._stores: dict[str, Any] = {}
@@ -129,10 +130,20 @@ class Viewer:
         subscriptions = []
         with self._lock:
             for topic in topics:
-                number = len(self._subscriptions) + 1
+                self._last_subscription += 1
+                number = self._last_subscription
                 self._subscriptions[number] = topic
                 subscriptions.append({"id": number, "channelId": self.channels[topic]["id"]})
         self._ws.send(json.dumps({"op": "subscribe", "subscriptions": subscriptions}))
+
+    def unsubscribe(self, topics: Iterable[str]) -> None:
+        """End this viewer's subscriptions to the channels of these topics."""
+        names = set(topics)
+        with self._lock:
+            ended = [number for number, topic in self._subscriptions.items() if topic in names]
+            for number in ended:
+                del self._subscriptions[number]
+        self._ws.send(json.dumps({"op": "unsubscribe", "subscriptionIds": ended}))
 
     def messages(self, topic: str) -> list[Received]:
         """What the channel of `topic` brought so far (kept only with keep=True)."""

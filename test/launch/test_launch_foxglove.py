@@ -6,8 +6,11 @@ A viewer subscribes to /vehicle/odom, /lidar/points, /camera/image_raw, /tf and 
 ROS 2 channel's payload, decoded with the definition the server advertised, equals the message
 of the same stamp on the bridge's own topic, and its log time is that stamp. The scene is the one
 the simulator's HELLO describes. A viewer that never reads does not hold the bridge back: every
-step is acknowledged, a reading viewer still gets the newest odometry, and the drop is logged.
-Without foxglove_allow_publish a viewer's message reaches no topic.
+step of far more frames than its outbox and socket hold is acknowledged, and a reading viewer
+still gets the newest odometry. A burst of thousands of subscribes and unsubscribes is applied
+whole: the feed of the churned channel ends with its last viewer, and a viewer that subscribes
+meanwhile gets every channel it asked for. Without foxglove_allow_publish a viewer's message
+reaches no topic.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ import pytest
 pytest.importorskip("launch_testing", reason="launch_testing is not installed (make test ROS2_WHEELS=DIR)")
 pytest.importorskip("launch_ros", reason="launch_ros is not installed (make test ROS2_WHEELS=DIR)")
 
-import time
 import unittest
 from typing import Any
 
@@ -47,19 +49,15 @@ PERIOD_STEPS = 12  # 0.1 simulated s: one camera frame and one scan
 
 VIEWED = ("/vehicle/odom", "/lidar/points", "/camera/image_raw", "/tf")
 BACKLOG = 16
-TOO_SLOW = "foxglove: a viewer is too slow"
-MAX_STALLED_PERIODS = 6 * BACKLOG  # far more frames than the outbox and the sockets hold
-REPORT_WAIT_S = 40.0  # the server reports a full outbox at most once every 30 s
+STALLED_PERIODS = 6 * BACKLOG  # far more frames than the outbox and the sockets hold
+CHURNS = 1_500  # subscribe and unsubscribe pairs: more requests than MAX_PENDING
+CHURNED = "/vehicle/enable"  # a command topic: its feed is a DDS subscription of the live view
+STEADY = ("/vehicle/odom", "/oxts/imu", "/vehicle/steering/report", "/clock", "/tf")
 
 
 @pytest.mark.launch_test
 def generate_test_description() -> tuple[LaunchDescription, dict[str, Any]]:
     return live_view_launch(perception=True, foxglove_backlog=str(BACKLOG))
-
-
-def output_count(proc_output: Any, text: str) -> int:
-    """How many times `text` appeared in the output of the launched processes so far."""
-    return sum(io.text.decode(errors="replace").count(text) for io in proc_output)
 
 
 def stamp_ns(stamp: Any) -> int:
@@ -143,7 +141,7 @@ class TestLiveView(unittest.TestCase):
                 viewer.close()
             ros.shutdown()
 
-    def test_a_viewer_that_never_reads_holds_nothing_back(self, view_port: int, proc_output: Any) -> None:
+    def test_a_viewer_that_never_reads_holds_nothing_back(self, view_port: int) -> None:
         ros = Ros()
         stalled = live = None
         try:
@@ -153,15 +151,8 @@ class TestLiveView(unittest.TestCase):
             live = open_viewer(view_port)
             live.subscribe(["/vehicle/odom"])
             odom = ros.collect(Odometry, "/vehicle/odom", deep_qos("/vehicle/odom"))
-            reports = output_count(proc_output, TOO_SLOW)
-            deadline = time.monotonic() + REPORT_WAIT_S
-            periods = 0
-            while output_count(proc_output, TOO_SLOW) == reports:  # frames of 1 to 2 MB
-                assert periods < MAX_STALLED_PERIODS or time.monotonic() < deadline, (
-                    f"no report of a full outbox after {periods} periods"
-                )
+            for _ in range(STALLED_PERIODS):  # frames of 1 to 2 MB
                 ros.step(PERIOD_STEPS)  # each acknowledged: the stalled viewer holds no step back
-                periods += 1
             ros.settle()
             newest = max(stamp_ns(m.header.stamp) for m in odom)
             live.wait_for(
@@ -173,6 +164,37 @@ class TestLiveView(unittest.TestCase):
             )
         finally:
             for viewer in (stalled, live):
+                if viewer is not None:
+                    viewer.close()
+            ros.shutdown()
+
+    def test_a_burst_of_subscriptions_is_applied_whole(self, view_port: int) -> None:
+        """The finding: requests past MAX_PENDING were dropped, a feed ran on with no viewer and a
+        viewer that subscribed meanwhile got nothing on some of its channels."""
+        ros = Ros()
+        churner = steady = None
+        try:
+            wait_connected(ros)
+            before = ros.node.count_subscribers(CHURNED)
+            churner = open_viewer(view_port)
+            churner.subscribe([CHURNED])
+            ros.wait_until(lambda: ros.node.count_subscribers(CHURNED) == before + 1, "the churned feed")
+            steady = open_viewer(view_port)
+            for churn in range(CHURNS):
+                churner.unsubscribe([CHURNED])
+                if churn == CHURNS // 2:
+                    steady.subscribe(STEADY)
+                churner.subscribe([CHURNED])
+            churner.unsubscribe([CHURNED])  # the last wish: no viewer of the churned channel
+            ros.wait_until(lambda: ros.node.count_subscribers(CHURNED) == before, "the churned feed to end")
+            for _ in range(100):  # until each channel of the steady viewer brought a message
+                ros.step(PERIOD_STEPS)
+                if all(steady.messages(topic) for topic in STEADY):
+                    break
+            assert [t for t in STEADY if not steady.messages(t)] == []
+            assert ros.node.count_subscribers(CHURNED) == before
+        finally:
+            for viewer in (churner, steady):
                 if viewer is not None:
                     viewer.close()
             ros.shutdown()

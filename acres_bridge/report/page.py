@@ -21,7 +21,7 @@ from typing import Any, Final
 from acres_bridge.geo.route import Route, acre_loop
 from acres_bridge.report.episode import EpisodeTrack, read_track
 from acres_bridge.report.plots import histogram_svg, plan_svg, series_svg
-from acres_bridge.scenario.results import EpisodeResult, read_results
+from acres_bridge.scenario.results import RESULTS_FILE, EpisodeResult, read_results_table
 from acres_bridge.scenario.sweep import folder_name
 
 __all__ = ["EpisodeView", "episode_page", "sweep_page"]
@@ -37,6 +37,7 @@ td, th { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: left; }
 .plots { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
 .plots svg { max-width: 100%; height: auto; }
 section { border-top: 2px solid #ddd; margin-top: 1.5em; }
+.warning { background: #fff3cd; border-left: 4px solid #c90; padding: 0.3em 0.6em; }
 """
 
 
@@ -255,7 +256,8 @@ def sweep_page(run_dir: Path, page: Path, route: Route | None = None) -> str:
     """The page of a scenario run: its verdicts, their matrix, the metrics' distributions and a
     section per episode. ValueError when the folder has no results.jsonl."""
     route = route or acre_loop()
-    results = read_results(run_dir)
+    table = read_results_table(run_dir)
+    results = table.results
     if not results:
         raise ValueError(f"{run_dir}: no results.jsonl with results in it (a run folder of acres_scenario?)")
     counts = {v: sum(str(r.verdict) == v for r in results.values()) for v in _VERDICT_COLOURS}
@@ -265,9 +267,16 @@ def sweep_page(run_dir: Path, page: Path, route: Route | None = None) -> str:
         f"<p>{html.escape(', '.join(scenarios))}: {len(results)} episodes, "
         + ", ".join(f"{_verdict(v)} {n}" for v, n in counts.items() if n)
         + "</p>",
-        "<h2>Verdicts</h2>",
-        _matrix(results),
     ]
+    if table.skipped:
+        body.append(
+            f'<p class="warning">{RESULTS_FILE}: {len(table.skipped)} line(s) that are not whole results, '
+            "skipped: "
+            + "; ".join(html.escape(line) for line in table.skipped[:20])
+            + ("; ..." if len(table.skipped) > 20 else "")
+            + "</p>"
+        )
+    body += ["<h2>Verdicts</h2>", _matrix(results)]
     values: dict[str, list[float]] = {}
     for result in results.values():
         for criterion in result.criteria:

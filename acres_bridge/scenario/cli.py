@@ -6,9 +6,13 @@
     acres_scenario run FILE --address 127.0.0.1:6379            # on an existing Ray cluster
     acres_scenario check FILE | list FILE | schema
 
+The run's folder must be new or empty (the runner marks it, and each episode's folder, as its
+own), or with --resume one an earlier run made; any other is refused before anything starts, so
+the runner never removes or overwrites what it did not make.
+
 Exit status of run: 0 every episode passed, 1 a criterion failed, 2 an episode could not run (or
-the file is not valid: nothing starts). A stop (Ctrl-C, SIGTERM) ends every process of the run and
-exits 0 after saying which episodes have no result.
+the file or the run's folder is not valid: nothing starts). A stop (Ctrl-C, SIGTERM) ends every
+process of the run and exits 0 after saying which episodes have no result.
 """
 
 from __future__ import annotations
@@ -26,11 +30,19 @@ from typing import TextIO
 from acres_bridge.scenario.episode import episode_topics, run_episode
 from acres_bridge.scenario.errors import ScenarioError, ScenarioFileError
 from acres_bridge.scenario.loader import load_scenario
-from acres_bridge.scenario.results import RESULTS_FILE, EpisodeResult, Verdict, append_result, exit_status
+from acres_bridge.scenario.results import (
+    RESULTS_FILE,
+    TORN_FILE,
+    EpisodeResult,
+    Verdict,
+    append_result,
+    exit_status,
+)
+from acres_bridge.scenario.run_folder import check_run_folder, claim_run_folder
 from acres_bridge.scenario.schema import Scenario
 from acres_bridge.scenario.stack import check_stack
 from acres_bridge.scenario.sweep import Episode, expand
-from acres_bridge.scenario.sweep_runner import SweepOptions, run_sweep
+from acres_bridge.scenario.sweep_runner import SweepOptions, SweepOutcome, run_sweep
 from acres_bridge.text_tables import format_table
 
 __all__ = ["main", "prepare"]
@@ -131,7 +143,13 @@ def summary(results: Sequence[EpisodeResult]) -> str:
 
 
 def _default_output(scenario: Scenario) -> Path:
-    return Path("acres_runs") / f"{scenario.name}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}"
+    """acres_runs/NAME-UTC, with -2, -3, ... where a run of the same second has it already."""
+    base = Path("acres_runs") / f"{scenario.name}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}"
+    path, number = base, 1
+    while path.exists():
+        number += 1
+        path = base.with_name(f"{base.name}-{number}")
+    return path
 
 
 def _run(options: argparse.Namespace) -> int:
@@ -141,6 +159,7 @@ def _run(options: argparse.Namespace) -> int:
     if options.resume and options.output is None:
         raise ScenarioFileError("--resume needs --output: the folder of the run to resume")
     output = Path(options.output) if options.output is not None else _default_output(scenario)
+    check_run_folder(output, scenario.name, resume=options.resume)
     progress = Progress(len(chosen), sys.stdout)
     print(f"acres_scenario: {len(chosen)} episode(s) of {scenario.name}; results in {output / RESULTS_FILE}")
     if len(chosen) == 1 and options.address is None and not options.resume:
@@ -156,6 +175,7 @@ def _run(options: argparse.Namespace) -> int:
         )
         outcome = run_sweep(chosen, sweep, on_result=progress.result, on_status=progress.status)
         results, interrupted = outcome.results, outcome.interrupted
+        _say_what_was_skipped(output, outcome)
     print(file=sys.stdout)
     print(summary(results))
     if interrupted:
@@ -169,16 +189,27 @@ def _run_here(
     episode: Episode, output: Path, scenario_dir: Path, progress: Progress
 ) -> tuple[list[EpisodeResult], bool]:
     """One episode in this process, without Ray."""
-    output.mkdir(parents=True, exist_ok=True)
-    (output / RESULTS_FILE).unlink(missing_ok=True)
+    run_dir = claim_run_folder(output, episode.scenario.name, resume=False)
     progress.status(1, 0)
     try:
-        result = run_episode(episode, output.resolve(), scenario_dir=scenario_dir)
+        result = run_episode(episode, run_dir, scenario_dir=scenario_dir)
     except KeyboardInterrupt:
         return [], True
-    append_result(output.resolve(), result)
+    append_result(run_dir, result)
     progress.result(result, 1, 1)
     return [result], False
+
+
+def _say_what_was_skipped(output: Path, outcome: SweepOutcome) -> None:
+    """On resume: a torn last line set aside, and lines of the table that are not results."""
+    if outcome.torn:
+        print(
+            f"acres_scenario: {output / RESULTS_FILE}: a torn last line ({len(outcome.torn)} bytes, a run "
+            f"killed while writing it) moved to {output / TORN_FILE}; its episode runs again",
+            file=sys.stderr,
+        )
+    for line in outcome.skipped:
+        print(f"acres_scenario: warning: {output / RESULTS_FILE}: {line}; skipped", file=sys.stderr)
 
 
 def _parser() -> argparse.ArgumentParser:

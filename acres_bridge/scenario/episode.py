@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ from acres_bridge.names import resolve_name
 from acres_bridge.scenario.criteria import CriterionResult, Judge, make_judges
 from acres_bridge.scenario.errors import ScenarioFileError
 from acres_bridge.scenario.results import EpisodeResult, Verdict
+from acres_bridge.scenario.run_folder import RunFolderError, fresh_episode_folder
 from acres_bridge.scenario.schema import Scenario
 from acres_bridge.scenario.stack import stack_command
 from acres_bridge.scenario.sweep import Episode
@@ -180,9 +180,16 @@ def run_episode(
     """Run one episode to its verdict; never raises for what happens inside the episode (that is an
     ERROR result)."""
     scenario = episode.scenario
-    folder = run_dir / episode.folder
-    shutil.rmtree(folder, ignore_errors=True)  # an episode run again starts from nothing
-    folder.mkdir(parents=True)
+    try:
+        folder = fresh_episode_folder(run_dir, episode.folder)
+    except (RunFolderError, OSError) as refused:
+        return EpisodeResult(
+            episode=episode.name,
+            scenario=scenario.name,
+            verdict=Verdict.ERROR,
+            error=f"its folder: {refused}",
+            folder=str(run_dir / episode.folder),
+        )
     started = time.monotonic()
     deadline = started + wall_clock_limit_s(scenario)
     judges: list[Judge] = []

@@ -23,7 +23,14 @@ from types import FrameType
 from typing import Any, Final
 
 from acres_bridge.scenario.episode import run_episode, wall_clock_limit_s
-from acres_bridge.scenario.results import RESULTS_FILE, EpisodeResult, Verdict, append_result, read_results
+from acres_bridge.scenario.results import (
+    EpisodeResult,
+    Verdict,
+    append_result,
+    read_results_table,
+    set_aside_torn_tail,
+)
+from acres_bridge.scenario.run_folder import claim_run_folder
 from acres_bridge.scenario.sweep import Episode
 from acres_bridge.session.reaper import end_run_processes
 
@@ -62,6 +69,8 @@ class SweepOutcome:
 
     results: list[EpisodeResult] = field(default_factory=list)
     interrupted: bool = False
+    torn: bytes = b""  # a torn last line of the table, set aside to results.torn on resume
+    skipped: tuple[str, ...] = ()  # lines of the table that are not whole results, as read on resume
 
 
 def prepare_worker() -> None:
@@ -114,13 +123,17 @@ def run_sweep(
         os.environ.setdefault(_LOOPBACK_SWITCH, "0")  # before Ray's first import: init_local_ray
     import ray  # noqa: PLC0415 (Ray's import takes a second: only sweeps pay it)
 
-    run_dir = options.output.resolve()
-    run_dir.mkdir(parents=True, exist_ok=True)
-    found = read_results(run_dir) if options.resume else {}
-    if not options.resume:
-        (run_dir / RESULTS_FILE).unlink(missing_ok=True)
+    scenario = episodes[0].scenario.name if episodes else ""
+    run_dir = claim_run_folder(options.output, scenario, resume=options.resume)
+    found: dict[str, EpisodeResult] = {}
+    outcome = SweepOutcome()
+    if options.resume:
+        outcome.torn = set_aside_torn_tail(run_dir)
+        table = read_results_table(run_dir)
+        found, outcome.skipped = table.results, table.skipped
     todo = [e for e in episodes if e.name not in found]
-    sweep = _Sweep(ray, run_dir, options, on_result, on_status, done_before=len(episodes) - len(todo))
+    done_before = len(episodes) - len(todo)
+    sweep = _Sweep(ray, run_dir, options, on_result, on_status, outcome=outcome, done_before=done_before)
     previous = {s: signal.signal(s, sweep.on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     owned = not ray.is_initialized()  # a Ray the caller started is used as it is, and left running
     try:
@@ -153,6 +166,7 @@ class _Sweep:
         on_result: ResultCallback | None,
         on_status: StatusCallback | None,
         *,
+        outcome: SweepOutcome,
         done_before: int,
     ) -> None:
         self.ray = ray
@@ -162,7 +176,7 @@ class _Sweep:
         self.on_status = on_status
         self.done_before = done_before
         self.total = done_before
-        self.outcome = SweepOutcome()
+        self.outcome = outcome
         self.stop = threading.Event()
         self.pending: dict[Any, Episode] = {}
         self.started: dict[Any, float] = {}  # monotonic time each running episode was first seen started

@@ -20,6 +20,7 @@ from acres_bridge.geo.route import acre_loop
 from acres_bridge.report.cli import main
 from acres_bridge.report.episode import EpisodeTrack, cross_track_m
 from acres_bridge.report.plots import plan_svg, series_svg
+from acres_bridge.scenario.results import RESULTS_FILE, EpisodeResult, Verdict, append_result
 
 
 def test_the_route_distance_is_the_distance_to_the_closest_segment():
@@ -156,3 +157,21 @@ def test_chromium_renders_every_plot_of_a_sweep_s_page_without_a_console_message
     assert pixels.shape[:2] == (3000, 1280)
     blue = np.abs(pixels - np.array([0x1F, 0x77, 0xB4])).sum(axis=2) < 40  # the tracks' colour
     assert blue.sum() > 2000  # the plots were drawn, not a blank page
+
+
+def test_lines_of_the_table_that_are_not_results_are_named_on_the_page_not_a_failed_page(tmp_path: Path):
+    """The finding: "error": 123 or "criteria": "abc" in results.jsonl gave a traceback and no page."""
+    run = tmp_path / "run"
+    run.mkdir()
+    append_result(run, EpisodeResult(episode="s/seed=1", scenario="s", verdict=Verdict.PASS))
+    with (run / RESULTS_FILE).open("a") as table:
+        table.write('{"episode": "s/seed=2", "scenario": "s", "verdict": "PASS", "error": 123}\n')
+        table.write('{"episode": "s/seed=3", "scenario": "s", "verdict": "PASS", "criteria": "abc"}\n')
+        table.write('{"episode": "s/seed=4", "verd')
+    page = tmp_path / "run.html"
+    assert main([str(run), "-o", str(page)]) == 0
+    text = page.read_text()
+    assert "3 line(s) that are not whole results, skipped" in text
+    assert "line 2: ValueError: error: expected text, found int" in text
+    assert "line 4: torn" in text
+    assert len(re.findall(r'<section id="episode-', text)) == 1

@@ -17,7 +17,7 @@ import pytest
 from acres_bridge.processes import free_port, localhost_environment
 from acres_bridge.scenario import expand, load_scenario
 from acres_bridge.scenario.episode import run_episode
-from acres_bridge.scenario.results import RESULTS_FILE
+from acres_bridge.scenario.results import RESULTS_FILE, TORN_FILE
 from acres_bridge.session.reaper import end_run_processes, run_processes
 from acres_bridge.tools.bag import open_bag
 
@@ -147,10 +147,15 @@ def test_an_interrupted_sweep_leaves_nothing_running_and_resumes_what_is_missing
     assert 1 <= len(first) < 3, output
     assert "--resume runs them" in output
     assert list(run_processes(run)) == []
+    torn = b'{"criteria": [], "episode": "autopilot/seed=7", "verdict": "PA'  # a write cut by SIGKILL
+    with (run / RESULTS_FILE).open("ab") as table:
+        table.write(torn)
     code, output = finish(acres_scenario("run", str(path), "-o", str(run), "--cpus", "1", "--resume"))
     assert code == 0, output
     assert f"[{len(first) + 1}/3]" in output  # only the missing ones ran
-    after = results(run)
+    assert "a torn last line" in output
+    assert (run / TORN_FILE).read_bytes() == torn + b"\n"  # set aside as it was, not lost
+    after = results(run)  # every line whole: the first result after the tear is not glued to it
     assert after[: len(first)] == first
     assert sorted(r["episode"] for r in after) == [f"autopilot/seed={s}" for s in (5, 6, 7)]
 

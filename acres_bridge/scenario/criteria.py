@@ -4,18 +4,28 @@ Each judge reads messages of agent 0's topics (the names of the vehicle's msg_pr
 the order the episode made them, each with its simulation time in s since the episode's start, and
 gives a CriterionResult at the end. Positions come from the ground-truth odometry (utm), placed on
 the tile with the tile's georeference; the route is the built-in one, acres_bridge.geo.route.
+
+A verdict is a claim on evidence. make_judges wraps each judge in a Criterion that counts what
+each of its topics brought (messages, the simulated span they cover, the longest silence) and
+states it in the result (``evidence``). A criterion that read no message on a topic it needs,
+or whose topic fell silent for more than EVIDENCE_GAP_PERIODS of its periods (the vehicle's
+msg_profiles rate; its first message may come FIRST_MESSAGE_S later, as odometry waits for the
+GNSS receiver's first fix), was not judged: its result says why (``unjudged``), and the runner makes
+the episode an ERROR, never a PASS. A topic_rate criterion judges the silence of its topic itself
+(no message is a rate of 0, a FAIL); its evidence is the simulated time it covered.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Final, Protocol
 
 from acres_bridge.geo.georef import ACRE_GEOREFERENCE
 from acres_bridge.geo.route import Route, acre_loop
+from acres_bridge.msg_profiles import RateKind, load_profiles
 from acres_bridge.scenario.schema import (
     CriterionSpec,
     GoalReached,
@@ -29,7 +39,16 @@ from acres_bridge.scenario.schema import (
     TopicRate,
 )
 
-__all__ = ["GROUND_TRUTH", "CriterionResult", "Judge", "make_judges", "odometry_topic"]
+__all__ = [
+    "EVIDENCE_GAP_PERIODS",
+    "FIRST_MESSAGE_S",
+    "GROUND_TRUTH",
+    "Criterion",
+    "CriterionResult",
+    "Judge",
+    "make_judges",
+    "odometry_topic",
+]
 
 GROUND_TRUTH: Final = {"polaris": "/sim/ground_truth/odom", "maxxum": "ground_truth/odom"}
 DBW_REPORTS: Final = (
@@ -40,12 +59,16 @@ DBW_REPORTS: Final = (
 )
 IMPLEMENT_STATE: Final = "implement/state"
 _TOLERANCE: Final = 1e-9
+EVIDENCE_GAP_PERIODS: Final = 5  # a periodic topic silent for longer than this many periods lost data
+FIRST_MESSAGE_S: Final = 1.0  # a topic's first message may come this late (a GNSS receiver's first fix)
 
 
 @dataclass(frozen=True)
 class CriterionResult:
     """A criterion's verdict: its name, kind, whether it passed, the measured value and the rule;
-    ``limit`` the one number the value is held to, where the rule has one (a report draws it)."""
+    ``limit`` the one number the value is held to, where the rule has one (a report draws it);
+    ``evidence`` what each topic it read brought; ``unjudged`` why it could not be judged (no data,
+    or a silence), None when the evidence holds."""
 
     name: str
     kind: str
@@ -53,6 +76,8 @@ class CriterionResult:
     value: float | bool | str | None
     rule: str
     limit: float | None = None
+    evidence: tuple[dict[str, Any], ...] = ()
+    unjudged: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -62,6 +87,8 @@ class CriterionResult:
             "value": self.value,
             "rule": self.rule,
             "limit": self.limit,
+            "evidence": list(self.evidence),
+            "unjudged": self.unjudged,
         }
 
 
@@ -284,8 +311,98 @@ class _ImplementJudge:
         return CriterionResult(self.label, spec.kind, passed, shown, rule)
 
 
-def make_judges(criteria: Sequence[CriterionSpec], vehicle: str, route: Route | None = None) -> list[Judge]:
-    """A judge per criterion, for agent 0's `vehicle`; `route` defaults to the built-in loop."""
+@dataclass
+class _TopicEvidence:
+    """What one topic brought, in simulated time: messages, first and last, the longest silence."""
+
+    period_s: float | None  # the topic's period where msg_profiles gives it a rate
+    count: int = 0
+    first_s: float = 0.0
+    last_s: float = 0.0
+    gap_s: float = 0.0  # the longest silence between two messages
+    gap_from_s: float = 0.0
+
+    def observe(self, time_s: float) -> None:
+        if self.count and time_s - self.last_s > self.gap_s:
+            self.gap_s, self.gap_from_s = time_s - self.last_s, self.last_s
+        if not self.count:
+            self.first_s = time_s
+        self.last_s = time_s
+        self.count += 1
+
+    def as_dict(self, topic: str) -> dict[str, Any]:
+        return {
+            "topic": topic,
+            "messages": self.count,
+            "from_s": _round(self.first_s) if self.count else None,
+            "to_s": _round(self.last_s) if self.count else None,
+            "longest_gap_s": _round(self.gap_s),
+        }
+
+    def shortfall(self, topic: str, end_s: float) -> str | None:
+        """Why this topic's messages are not evidence enough over [0, end_s], or None."""
+        if not self.count:
+            return f"no message on {topic} in {end_s:g} s of simulated time"
+        if self.period_s is None:
+            return None
+        allowed = EVIDENCE_GAP_PERIODS * self.period_s + _TOLERANCE
+        silences = (
+            (self.first_s, 0.0, FIRST_MESSAGE_S + allowed),
+            (self.gap_s, self.gap_from_s, allowed),
+            (end_s - self.last_s, self.last_s, allowed),
+        )
+        for silence, since, bound in silences:
+            if silence > bound:
+                return (
+                    f"{topic} silent for {silence:.3f} s from {since:.3f} s (a message every "
+                    f"{self.period_s:g} s is due; at most {EVIDENCE_GAP_PERIODS} periods may be missing)"
+                )
+        return None
+
+
+class Criterion:
+    """A judge with the evidence it judged: every message it reads is counted per topic."""
+
+    def __init__(
+        self, judge: Judge, periods: Mapping[str, float | None], *, needs_data: bool, from_s: float = 0.0
+    ) -> None:
+        self.judge = judge
+        self.label = judge.label
+        self.topics: tuple[str, ...] = judge.topics
+        self._needs_data = needs_data
+        self._from_s = from_s  # where a criterion that judges silence itself starts to judge
+        self._evidence = {topic: _TopicEvidence(periods.get(topic)) for topic in judge.topics}
+
+    def observe(self, topic: str, message: Any, time_s: float) -> None:
+        self._evidence[topic].observe(time_s)
+        self.judge.observe(topic, message, time_s)
+
+    def finish(self, end_s: float) -> CriterionResult:
+        result = self.judge.finish(end_s)
+        evidence = tuple(e.as_dict(topic) for topic, e in self._evidence.items())
+        if self._needs_data:
+            reasons = [e.shortfall(topic, end_s) for topic, e in self._evidence.items()]
+            unjudged = "; ".join(r for r in reasons if r) or None
+        else:
+            covered = end_s - self._from_s
+            unjudged = None if covered > 0 else f"no simulated time after {self._from_s:g} s was run"
+        return replace(result, evidence=evidence, unjudged=unjudged)
+
+
+def _periods(vehicle: str) -> dict[str, float | None]:
+    """The period of each periodic topic of the vehicle's table, by its table name."""
+    return {
+        spec.name: 1.0 / spec.rate_hz
+        for spec in load_profiles().table(vehicle)
+        if spec.rate_kind is RateKind.PERIODIC and spec.rate_hz
+    }
+
+
+def make_judges(
+    criteria: Sequence[CriterionSpec], vehicle: str, route: Route | None = None
+) -> list[Criterion]:
+    """A judge per criterion, for agent 0's `vehicle`, with the evidence it judged; `route`
+    defaults to the built-in loop."""
     judges: list[Judge] = []
     for spec in criteria:
         match spec:
@@ -307,4 +424,10 @@ def make_judges(criteria: Sequence[CriterionSpec], vehicle: str, route: Route | 
                 judges.append(_RateJudge(spec))
             case ImplementState():
                 judges.append(_ImplementJudge(spec))
-    return judges
+    periods = _periods(vehicle)
+    return [
+        Criterion(j, periods, needs_data=False, from_s=j.spec.after_s)
+        if isinstance(j, _RateJudge)
+        else Criterion(j, periods, needs_data=True)
+        for j in judges
+    ]

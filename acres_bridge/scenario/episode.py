@@ -39,7 +39,7 @@ from acres_bridge.lockstep.batch import message_stamp_ns
 from acres_bridge.lockstep.stack_reply import StackReplies
 from acres_bridge.msg_profiles import Direction, MsgProfiles, RateKind, TopicSpec, load_profiles
 from acres_bridge.names import resolve_name
-from acres_bridge.scenario.criteria import CriterionResult, Judge, make_judges
+from acres_bridge.scenario.criteria import Criterion, CriterionResult, make_judges
 from acres_bridge.scenario.errors import ScenarioFileError
 from acres_bridge.scenario.results import EpisodeResult, Verdict
 from acres_bridge.scenario.run_folder import RunFolderError, fresh_episode_folder
@@ -146,7 +146,7 @@ class _Reader:
     """Hands each message to the judges that read its topic and to the recording. A recorded
     message's padding is zeroed (Fast CDR leaves it as it finds it), so its bytes are its values'."""
 
-    judges: Sequence[Judge]
+    judges: Sequence[Criterion]
     names: dict[str, str]  # resolved topic -> the table's name, as the judges know it
     bag: BagWriter | None
     counts: dict[str, int] = field(default_factory=dict)
@@ -192,7 +192,7 @@ def run_episode(
         )
     started = time.monotonic()
     deadline = started + wall_clock_limit_s(scenario)
-    judges: list[Judge] = []
+    judges: list[Criterion] = []
     metrics: dict[str, Any] = {}
     error: str | None = None
     session = IsolatedSession(session_config(scenario), folder)
@@ -208,6 +208,9 @@ def run_episode(
     results: list[CriterionResult] = (
         [] if error is not None else [j.finish(metrics["sim_time_s"]) for j in judges]
     )
+    unjudged = [f"{r.name}: {r.unjudged}" for r in results if r.unjudged]
+    if unjudged:  # no verdict without evidence: an episode that lost its data says so
+        error = "criteria without evidence, not judged: " + "; ".join(unjudged)
     if error is not None:
         verdict = Verdict.ERROR
     else:
@@ -249,7 +252,7 @@ def _cause(failure: BaseException, session: IsolatedSession) -> str:
 
 def _drive(
     episode: Episode, session: IsolatedSession, folder: Path, scenario_dir: Path, deadline: float
-) -> tuple[list[Judge], dict[str, Any]]:
+) -> tuple[list[Criterion], dict[str, Any]]:
     """Start the stack, run the episode's simulated time, read everything; (judges, metrics)."""
     scenario = episode.scenario
     vehicle = scenario.session.first_vehicle
@@ -422,7 +425,8 @@ def _realtime(
             if start_ns is None and ready():
                 start_ns = clock_ns
         if start_ns is not None and topic in reader.names and start_ns <= clock_ns <= start_ns + duration_ns:
-            reader.read(topic, message, clock_ns - start_ns)
+            stamp_ns = message_stamp_ns(message) or clock_ns  # when it was made, not when it came
+            reader.read(topic, message, min(max(stamp_ns, start_ns), clock_ns) - start_ns)
 
     _subscribe(session, [*read, *commands], on_message)
     executor = SingleThreadedExecutor(context=node.context)

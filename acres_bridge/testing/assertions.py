@@ -8,7 +8,10 @@
 Each criterion is the scenario file's (docs/scenarios.md: the same fields, the same judges in
 acres_bridge.scenario.criteria), judged over the whole of the Sim's simulated time. A failed one
 is an AssertionError that names the criterion, the topic it read, the value and the rule, e.g.
-``max_cross_track_error: 2.31 on /sim/ground_truth/odom, wanted <= 0.3 m from the route``.
+``max_cross_track_error: 2.31 on /sim/ground_truth/odom, wanted <= 0.3 m from the route``. A
+criterion without evidence (no message on a topic it reads, or a silence of more than a few of the
+topic's periods) is an AssertionError too, never a pass: ``max_speed: not judged: no message on
+/sim/ground_truth/odom in 5 s of simulated time``.
 """
 
 from __future__ import annotations
@@ -63,9 +66,11 @@ def judge(sim: Sim, *criteria: Mapping[str, Any]) -> list[tuple[CriterionResult,
 def assert_criteria(sim: Sim, *criteria: Mapping[str, Any]) -> None:
     """AssertionError naming every criterion that did not hold, its topic, value and rule."""
     failed = [
-        f"{result.name}: {result.value} on {', '.join(topics)}, wanted {result.rule}"
+        f"{result.name}: not judged: {result.unjudged}"
+        if result.unjudged
+        else f"{result.name}: {result.value} on {', '.join(topics)}, wanted {result.rule}"
         for result, topics in judge(sim, *criteria)
-        if not result.passed
+        if result.unjudged or not result.passed
     ]
     if failed:
         raise AssertionError(f"at {sim.now:.2f} s of simulated time: " + "; ".join(failed))

@@ -25,6 +25,12 @@ from acres_bridge.scenario.schema import (
 )
 
 ODOM = "/sim/ground_truth/odom"
+DBW_REPORT_TOPICS = (
+    "/vehicle/steering/report",
+    "/vehicle/throttle/report",
+    "/vehicle/brake/report",
+    "/vehicle/ulc/report",
+)
 
 
 def odometry(x: float, y: float, vx: float = 0.0) -> Odometry:
@@ -141,3 +147,66 @@ def test_implement_state_never_seen_or_unreadable_fails():
     assert not judge(spec, [("implement/state", String(data="not json"), 0.1)], 1.0, "maxxum").passed
     one = judge(spec, [("implement/state", state(raised=0), 0.1)], 1.0, "maxxum")
     assert not one.passed  # 0 is no false: the type counts
+
+
+def test_a_criterion_that_read_nothing_is_not_judged_and_says_so():
+    """The finding: with no ground truth at all, max_speed passed."""
+    result = judge(MaxSpeed(kind="max_speed", max_mps=3.0), [], 5.0)
+    assert result.unjudged == f"no message on {ODOM} in 5 s of simulated time"
+    assert result.evidence == (
+        {"topic": ODOM, "messages": 0, "from_s": None, "to_s": None, "longest_gap_s": 0.0},
+    )
+
+
+def test_a_criterion_states_the_evidence_it_judged():
+    messages = [(ODOM, odometry(0.0, 0.0, vx=1.0), n / 100) for n in range(501)]  # 100 Hz, 0 .. 5 s
+    result = judge(MaxSpeed(kind="max_speed", max_mps=3.0), messages, 5.0)
+    assert (result.passed, result.unjudged) == (True, None)
+    assert result.evidence == (
+        {"topic": ODOM, "messages": 501, "from_s": 0.0, "to_s": 5.0, "longest_gap_s": 0.01},
+    )
+    assert result.as_dict()["evidence"] == list(result.evidence)
+
+
+@pytest.mark.parametrize(
+    ("times", "why"),
+    [
+        ([n / 100 for n in range(501) if not 200 < n < 300], "silent for 1.000 s from 2.000 s"),
+        ([n / 100 for n in range(200, 501)], "silent for 2.000 s from 0.000 s"),
+        ([n / 100 for n in range(401)], "silent for 1.000 s from 4.000 s"),
+    ],
+)
+def test_a_silence_of_more_than_a_few_periods_leaves_a_criterion_unjudged(times, why):
+    messages = [(ODOM, odometry(0.0, 0.0), t) for t in times]
+    result = judge(MaxSpeed(kind="max_speed", max_mps=3.0), messages, 5.0)
+    assert result.unjudged is not None
+    assert why in result.unjudged
+    assert "a message every 0.01 s is due" in result.unjudged
+
+
+def test_the_first_message_may_wait_for_a_first_fix():
+    late = [(ODOM, odometry(0.0, 0.0), n / 100) for n in range(100, 501)]  # from 1 s on
+    assert judge(MaxSpeed(kind="max_speed", max_mps=3.0), late, 5.0).unjudged is None
+
+
+def test_a_silence_within_a_few_periods_is_evidence_enough():
+    times = [n / 100 for n in range(501) if n % 5]  # every fifth message lost: gaps of 2 periods
+    result = judge(
+        MaxSpeed(kind="max_speed", max_mps=3.0), [(ODOM, odometry(0.0, 0.0), t) for t in times], 5.0
+    )
+    assert result.unjudged is None
+
+
+def test_every_drive_by_wire_report_must_come():
+    reports = [(topic, SteeringReport(), n / 50) for n in range(251) for topic in DBW_REPORT_TOPICS[:3]]
+    result = judge(NoDbwTimeout(kind="no_dbw_timeout"), reports, 5.0)
+    assert result.passed
+    assert result.unjudged == "no message on /vehicle/ulc/report in 5 s of simulated time"
+
+
+def test_a_rate_criterion_judges_the_silence_of_its_topic_itself():
+    spec = TopicRate(kind="topic_rate", topic="/vehicle/ulc/cmd", min_hz=10.0)
+    silent = judge(spec, [], 5.0)
+    assert (silent.passed, silent.value, silent.unjudged) == (False, 0.0, None)  # a FAIL, on 5 s
+    late = TopicRate(kind="topic_rate", topic="/vehicle/ulc/cmd", min_hz=10.0, after_s=5.0)
+    assert judge(late, [], 5.0).unjudged == "no simulated time after 5 s was run"

@@ -8,6 +8,7 @@ import pytest
 from acres_bridge.testing import (
     SessionSim,
     SimTimeoutError,
+    assert_max_speed,
     assert_min_distance,
     assert_no_dbw_timeout,
     assert_within_route,
@@ -53,6 +54,13 @@ def test_an_assertion_names_the_criterion_the_topic_and_the_value(acres_sim: Ses
     assert_no_dbw_timeout(acres_sim)  # never commanded: nothing timed out
     with pytest.raises(AssertionError, match=r"min_distance: 0\.\d+ on /sim/ground_truth/odom, wanted >= 5"):
         assert_min_distance(acres_sim, 5.0)
+
+
+def test_an_assertion_on_no_data_is_never_a_pass(acres_sim: SessionSim) -> None:
+    with pytest.raises(
+        AssertionError, match=r"max_speed: not judged: no message on /sim/ground_truth/odom in 0 s"
+    ):
+        assert_max_speed(acres_sim, 3.0)  # nothing stepped: nothing to judge
 
 
 def test_a_wrong_criterion_or_topic_is_a_clear_error(acres_sim: SessionSim) -> None:

@@ -11,8 +11,8 @@ own), or with --resume one an earlier run made; any other is refused before anyt
 the runner never removes or overwrites what it did not make.
 
 Exit status of run: 0 every episode passed, 1 a criterion failed, 2 an episode could not run (or
-the file or the run's folder is not valid: nothing starts). A stop (Ctrl-C, SIGTERM) ends every
-process of the run and exits 0 after saying which episodes have no result.
+the file, the run's folder or the Ray options are not valid: nothing starts). A stop (Ctrl-C,
+SIGTERM) ends every process of the run and exits 0 after saying which episodes have no result.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -30,6 +31,7 @@ from typing import TextIO
 from acres_bridge.scenario.episode import episode_topics, run_episode
 from acres_bridge.scenario.errors import ScenarioError, ScenarioFileError
 from acres_bridge.scenario.loader import load_scenario
+from acres_bridge.scenario.ray_options import MAX_CPUS, check_ray_options, parse_address, probe_ray_address
 from acres_bridge.scenario.results import (
     RESULTS_FILE,
     TORN_FILE,
@@ -48,13 +50,17 @@ from acres_bridge.text_tables import format_table
 __all__ = ["main", "prepare"]
 
 EXIT_BAD_FILE = 2
+MAX_PATTERN_TEXT = 1024  # characters of an --only pattern
 
 
 def prepare(path: Path) -> tuple[Scenario, list[Episode]]:
     """Everything that can be checked before anything starts: the file, its sweep, the stack's
     command, the criteria's topics. ScenarioFileError naming the file (and line and field)."""
     scenario = load_scenario(path)
-    episodes = expand(scenario)
+    try:
+        episodes = expand(scenario)
+    except ScenarioFileError as error:
+        raise ScenarioFileError(f"{path}: {error}") from None
     check_stack(scenario.stack, path.parent, str(path))
     try:
         episode_topics(scenario)
@@ -160,19 +166,22 @@ def _run(options: argparse.Namespace) -> int:
         raise ScenarioFileError("--resume needs --output: the folder of the run to resume")
     output = Path(options.output) if options.output is not None else _default_output(scenario)
     check_run_folder(output, scenario.name, resume=options.resume)
+    sweep = SweepOptions(
+        output=output,
+        scenario_dir=path.parent,
+        address=options.address,
+        cpus=options.cpus,
+        cpus_per_episode=options.cpus_per_episode,
+        resume=options.resume,
+    )
+    check_ray_options(cpus=options.cpus, cpus_per_episode=options.cpus_per_episode, address=options.address)
+    if options.address is not None:
+        probe_ray_address(options.address)
     progress = Progress(len(chosen), sys.stdout)
     print(f"acres_scenario: {len(chosen)} episode(s) of {scenario.name}; results in {output / RESULTS_FILE}")
     if len(chosen) == 1 and options.address is None and not options.resume:
         results, interrupted = _run_here(chosen[0], output, path.parent, progress)
     else:
-        sweep = SweepOptions(
-            output=output,
-            scenario_dir=path.parent,
-            address=options.address,
-            cpus=options.cpus,
-            cpus_per_episode=options.cpus_per_episode,
-            resume=options.resume,
-        )
         outcome = run_sweep(chosen, sweep, on_result=progress.result, on_status=progress.status)
         results, interrupted = outcome.results, outcome.interrupted
         _say_what_was_skipped(output, outcome)
@@ -212,6 +221,46 @@ def _say_what_was_skipped(output: Path, outcome: SweepOutcome) -> None:
         print(f"acres_scenario: warning: {output / RESULTS_FILE}: {line}; skipped", file=sys.stderr)
 
 
+def _cpu_count(text: str) -> int:
+    """--cpus: a whole number of CPUs, 1 .. MAX_CPUS."""
+    try:
+        cpus = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of CPUs, found {text!r}") from None
+    if not 1 <= cpus <= MAX_CPUS:
+        raise argparse.ArgumentTypeError(f"a local Ray has 1 .. {MAX_CPUS} CPUs, found {cpus}")
+    return cpus
+
+
+def _episode_cpus(text: str) -> float:
+    """--cpus-per-episode: a number of CPUs above 0, at most MAX_CPUS."""
+    try:
+        cpus = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of CPUs, found {text!r}") from None
+    if not math.isfinite(cpus) or not 0 < cpus <= MAX_CPUS:
+        raise argparse.ArgumentTypeError(
+            f"an episode takes more than 0 CPUs, at most {MAX_CPUS}; found {text}"
+        )
+    return cpus
+
+
+def _address(text: str) -> str:
+    """--address: HOST:PORT."""
+    try:
+        parse_address(text)
+    except ScenarioError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix(f"--address {text!r}: ")) from None
+    return text
+
+
+def _pattern(text: str) -> str:
+    """--only: a name or a glob of at most MAX_PATTERN_TEXT characters."""
+    if len(text) > MAX_PATTERN_TEXT:
+        raise argparse.ArgumentTypeError(f"a pattern of {len(text)} characters; at most {MAX_PATTERN_TEXT}")
+    return text
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="acres_scenario", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -219,14 +268,28 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("file", help="the scenario file (YAML, acres_scenario: 1)")
     run.add_argument("--output", "-o", help="the run's folder (default acres_runs/NAME-UTC)")
     run.add_argument(
-        "--only", action="append", default=[], metavar="NAME", help="an episode, or a glob (repeat)"
+        "--only",
+        action="append",
+        default=[],
+        type=_pattern,
+        metavar="NAME",
+        help="an episode, or a glob (repeat)",
     )
     run.add_argument(
         "--resume", action="store_true", help="run only the episodes without a result in --output"
     )
-    run.add_argument("--address", help="an existing Ray cluster (HOST:PORT); default: Ray on this machine")
-    run.add_argument("--cpus", type=int, help="CPUs of the local Ray (default: this machine's)")
-    run.add_argument("--cpus-per-episode", type=float, default=1.0, help="Ray CPUs per episode (default 1)")
+    run.add_argument(
+        "--address", type=_address, help="an existing Ray cluster (HOST:PORT); default: Ray on this machine"
+    )
+    run.add_argument(
+        "--cpus", type=_cpu_count, help=f"CPUs of the local Ray, 1 .. {MAX_CPUS} (default: this machine's)"
+    )
+    run.add_argument(
+        "--cpus-per-episode",
+        type=_episode_cpus,
+        default=1.0,
+        help="Ray CPUs per episode, above 0 and at most a node's (default 1)",
+    )
     for name, what in (
         ("check", "check a scenario file; start nothing"),
         ("list", "list a scenario's episodes"),

@@ -7,26 +7,46 @@ it into many named episodes (acres_bridge.scenario.sweep). docs/scenarios.md doc
 
 Every model refuses keys it does not know, values of the wrong type and values out of range;
 acres_bridge.scenario.loader turns pydantic's errors into messages with the file, the line and
-the field.
+the field. Every value is bounded: numbers finite and within their range, poses within the
+simulator's reach of the tile, times within the sun's and the clock's years, text without control
+characters and of bounded length, lists and mappings of bounded size, and a sweep's values short
+enough to name episodes and their folders.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Final, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
+from acres_bridge.geo.georef import ACRE_GEOREFERENCE
 from acres_bridge.wire.clock import MAX_STEPS_PER_REQUEST
 from acres_bridge.wire.maxxum import IMPLEMENT_STATE_KEYS
+from acres_bridge.wire.messages import RESET_REACH_M
 
 __all__ = [
     "CRITERION_KINDS",
     "DEFAULT_START_UTC",
     "FORMAT_VERSION",
+    "MAX_ARGS",
+    "MAX_ARG_TEXT",
     "MAX_DURATION_S",
+    "MAX_START_UTC",
+    "MAX_SWEEP_EPISODES",
+    "MAX_SWEEP_VALUE_TEXT",
+    "MIN_START_UTC",
     "AgentEntry",
     "CriterionSpec",
     "GoalReached",
@@ -55,39 +75,121 @@ DEFAULT_START_UTC: Final = datetime(
     2026, 6, 21, 12, 0, tzinfo=UTC
 )  # a scenario is reproducible unless it says otherwise
 MAX_SWEEP_EPISODES: Final = 10_000
+MIN_START_UTC: Final = datetime(1970, 1, 1, tzinfo=UTC)  # the weather's clock counts seconds from 1970
+MAX_START_UTC: Final = datetime(2100, 1, 1, tzinfo=UTC)  # the sun's equations are fitted to the present era
+MAX_ARGS: Final = 64  # arguments of a stack, and of a sweep's point or matrix
+MAX_ARG_TEXT: Final = 1024  # characters of a stack argument's text
+MAX_SWEEP_VALUE_TEXT: Final = 64  # characters of a text a sweep varies: it names episodes and folders
+MAX_DESCRIPTION: Final = 4096  # characters
+_MAX_PATH_TEXT: Final = 1024  # characters of a folder of python_path
+_INT64: Final = 1 << 63  # a ROS parameter's integer is an int64
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
+_ARG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,63}")
 _ROS_NAME = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
 _ENTRY_POINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+_WORD = r"[^\s\x00-\x1f\x7f]{1,255}"  # a word of a command line: no space, no control character
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 Scalar = bool | int | float | str
 Vehicle = Literal["polaris", "maxxum"]
 
 
 class _Strict(BaseModel):
-    """Unknown keys are errors; values are not coerced across types (a string is not a number)."""
+    """Unknown keys are errors; values are not coerced across types (a string is not a number);
+    a float is finite (NaN and infinities are refused)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
 
 
-def _finite(value: float) -> float:
-    if not math.isfinite(value):
-        raise ValueError("must be a finite number")
-    return value
+_LAX: Final = ConfigDict(extra="forbid", strict=False, frozen=True, allow_inf_nan=False)
+"""The config of the models whose YAML integers are floats too, or whose times are YAML timestamps."""
+
+
+def _scalar(most_text: int) -> BeforeValidator:
+    """The check of a value given to a stack (an argument, a parameter): a finite number, an
+    integer that fits an int64, or a text of at most `most_text` characters without control
+    characters (a process's arguments cannot hold a NUL)."""
+
+    def check(value: object) -> object:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        if isinstance(value, int) and not isinstance(value, bool) and not -_INT64 <= value < _INT64:
+            raise ValueError("an integer must fit 64 bits (-2^63 .. 2^63-1)")
+        if isinstance(value, str):
+            if len(value) > most_text:
+                raise ValueError(f"a text of {len(value)} characters; at most {most_text}")
+            if _CONTROL.search(value):
+                raise ValueError("a text must not hold control characters (NUL, newline, tab, ...)")
+        return value
+
+    return BeforeValidator(check)
+
+
+ArgValue = Annotated[Scalar, _scalar(MAX_ARG_TEXT)]
+"""A stack's argument."""
+SweepValue = Annotated[Scalar, _scalar(MAX_SWEEP_VALUE_TEXT)]
+"""A value a sweep gives a stack's argument: it is part of an episode's name and folder."""
+
+
+def _check_arg_names(args: Mapping[str, object]) -> None:
+    """At most MAX_ARGS arguments, each named with letters, digits, '_' and '.' (at most 64)."""
+    if len(args) > MAX_ARGS:
+        raise ValueError(f"{len(args)} arguments; at most {MAX_ARGS}")
+    for name in args:
+        if not _ARG_NAME.fullmatch(name):
+            shown = name if len(name) <= 70 else f"{name[:67]}..."
+            raise ValueError(f"argument name {shown!r}: letters, digits, '_' and '.', at most 64 characters")
+
+
+def _utc_in_range(value: datetime) -> datetime:
+    """A start time with its time zone, in UTC, from MIN_START_UTC up to MAX_START_UTC."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError("must carry its time zone, e.g. 2026-06-21T05:30:00Z")
+    utc = value.astimezone(UTC)
+    if not MIN_START_UTC <= utc < MAX_START_UTC:
+        raise ValueError(
+            f"must lie from {MIN_START_UTC:%Y-%m-%d} up to {MAX_START_UTC:%Y-%m-%d}, found {utc:%Y-%m-%d}"
+        )
+    return utc
+
+
+StartUtc = Annotated[datetime, AfterValidator(_utc_in_range)]
+"""A session's start in UTC: the sun, the weather and the episode ids."""
+
+
+def _check_reach(x: float, y: float, frame: str, what: str) -> None:
+    """A position (tile, or UTM of the tile's zone) within RESET_REACH_M of the tile's centre in
+    x and in y: where the simulator can put an agent, as /sim/reset checks it too."""
+    east, north = (x, y) if frame == "tile" else ACRE_GEOREFERENCE.utm_to_world(x, y, 0.0)[:2]
+    if max(abs(east), abs(north)) > RESET_REACH_M:
+        where = (
+            ""
+            if frame == "tile"
+            else f" utm, {east:.0f} m east and {north:.0f} m north of the tile's centre,"
+        )
+        raise ValueError(
+            f"{what} ({x:g}, {y:g}){where} lies off the map: a position lies within {RESET_REACH_M:g} m "
+            "of the tile's centre in x and in y (the tile spans 400 m either way)"
+        )
 
 
 class StartPoseSpec(_Strict):
     """A start pose: tile x, y in m (``frame: tile``) or UTM easting and northing of the tile's zone
-    (``frame: utm``), and the yaw in degrees counter-clockwise from east. ``name`` labels it in a
-    sweep's episode names (default: its index in the sweep's list)."""
+    (``frame: utm``), and the yaw in degrees counter-clockwise from east (-360 .. 360). ``name``
+    labels it in a sweep's episode names (default: its index in the sweep's list). It lies within
+    RESET_REACH_M of the tile's centre in x and in y, where the simulator can put an agent."""
 
     x: float
     y: float
-    yaw_deg: float = 0.0
+    yaw_deg: float = Field(default=0.0, ge=-360, le=360)
     frame: Literal["tile", "utm"] = "tile"
     name: str | None = Field(default=None, pattern=_NAME.pattern)
 
-    model_config = ConfigDict(extra="forbid", strict=False, frozen=True)  # YAML integers are metres too
+    model_config = _LAX  # YAML integers are metres too
 
-    _check = field_validator("x", "y", "yaw_deg")(_finite)
+    @model_validator(mode="after")
+    def _on_the_map(self) -> StartPoseSpec:
+        _check_reach(self.x, self.y, self.frame, "the start")
+        return self
 
 
 class AgentEntry(_Strict):
@@ -101,7 +203,8 @@ class AgentEntry(_Strict):
 class SessionSpec(_Strict):
     """The simulator session: one vehicle (``vehicle``) or several agents (``agents``, agent 0
     first, the one the criteria judge and the stack drives), the scene, the map, the seed of the
-    sensor noise, ``start_utc`` (the sun and the weather), ACRES Core or not, and perception."""
+    sensor noise, ``start_utc`` (the sun and the weather, from MIN_START_UTC up to MAX_START_UTC),
+    ACRES Core or not, and perception."""
 
     vehicle: Vehicle | None = None
     agents: tuple[AgentEntry, ...] | None = Field(default=None, min_length=1, max_length=16)
@@ -109,18 +212,11 @@ class SessionSpec(_Strict):
     scene: Literal["acre", "flat"] = "acre"
     map: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_]{1,32}$")
     seed: int = Field(default=42, ge=0, lt=1 << 32)
-    start_utc: datetime = DEFAULT_START_UTC
+    start_utc: StartUtc = DEFAULT_START_UTC
     core: bool = False
     perception: bool = False
 
-    model_config = ConfigDict(extra="forbid", strict=False, frozen=True)  # YAML timestamps and text
-
-    @field_validator("start_utc")
-    @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        if value.tzinfo is None:
-            raise ValueError("must carry its time zone, e.g. 2026-06-21T05:30:00Z")
-        return value.astimezone(UTC)
+    model_config = _LAX  # YAML timestamps and text
 
     @field_validator("seed", "core", "perception", mode="before")
     @classmethod
@@ -176,22 +272,21 @@ class StackSpec(_Strict):
     folders, relative to the scenario file, put first on the Python path of a ``python`` stack.
     ``use_sim_time`` (default true) is set as a parameter or launch argument."""
 
-    launch: str | None = Field(default=None, pattern=r"^\S+ \S+$")
-    run: str | None = Field(default=None, pattern=r"^\S+ \S+$")
-    python: str | None = Field(default=None, pattern=_ENTRY_POINT.pattern)
+    launch: str | None = Field(default=None, pattern=f"^{_WORD} {_WORD}$")
+    run: str | None = Field(default=None, pattern=f"^{_WORD} {_WORD}$")
+    python: str | None = Field(default=None, pattern=_ENTRY_POINT.pattern, max_length=255)
     builtin: Literal["dbw_demo_driver", "autopilot", "none"] | None = None
-    args: dict[str, Scalar] = Field(default_factory=dict)
-    python_path: list[str] = Field(default_factory=list, max_length=16)
+    args: dict[str, ArgValue] = Field(default_factory=dict)
+    python_path: list[
+        Annotated[str, Field(min_length=1, max_length=_MAX_PATH_TEXT, pattern=r"^[^\x00-\x1f\x7f]*$")]
+    ] = Field(default_factory=list, max_length=16)
     use_sim_time: bool = True
 
-    @field_validator("args")
+    @field_validator("args", mode="before")
     @classmethod
-    def _arg_names(cls, value: dict[str, Scalar]) -> dict[str, Scalar]:
-        for name, arg in value.items():
-            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name):
-                raise ValueError(f"argument name {name!r}: letters, digits, '_' and '.'")
-            if isinstance(arg, float) and not math.isfinite(arg):
-                raise ValueError(f"argument {name}: must be a finite number")
+    def _arg_names(cls, value: object) -> object:
+        if isinstance(value, Mapping):
+            _check_arg_names(value)
         return value
 
     @model_validator(mode="after")
@@ -213,7 +308,7 @@ class _Criterion(_Strict):
     """What every criterion has: a name (default: its kind) for the verdict and the results."""
 
     name: str | None = Field(default=None, pattern=_NAME.pattern)
-    model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
+    model_config = _LAX
 
     @property
     def label(self) -> str:
@@ -230,6 +325,11 @@ class GoalReached(_Criterion):
     frame: Literal["tile", "utm"] = "tile"
     radius_m: float = Field(default=3.0, gt=0, le=1000)
     within_s: float = Field(gt=0, le=MAX_DURATION_S)
+
+    @model_validator(mode="after")
+    def _on_the_map(self) -> GoalReached:
+        _check_reach(self.x, self.y, self.frame, "the goal")
+        return self
 
 
 class MaxCrossTrackError(_Criterion):
@@ -281,7 +381,7 @@ class TopicRate(_Criterion):
     simulated second, counted from ``after_s`` to the end. Value: the rate, Hz."""
 
     kind: Literal["topic_rate"]
-    topic: str = Field(pattern=_ROS_NAME.pattern)
+    topic: str = Field(pattern=_ROS_NAME.pattern, max_length=255)
     min_hz: float = Field(gt=0, le=10_000)
     after_s: float = Field(default=1.0, ge=0, le=MAX_DURATION_S)
 
@@ -294,7 +394,7 @@ class ImplementState(_Criterion):
 
     kind: Literal["implement_state"]
     key: str
-    equals: Scalar | None = None
+    equals: ArgValue | None = None
     min: float | None = None
     max: float | None = None
     at: Literal["end", "always"] = "end"
@@ -352,32 +452,81 @@ class SweepPoint(_Strict):
     """One episode of a sweep's list: any of the values a matrix varies, one each."""
 
     seed: int | None = Field(default=None, ge=0, lt=1 << 32)
-    start_utc: datetime | None = None
+    start_utc: StartUtc | None = None
     start: StartPoseSpec | None = None
-    args: dict[str, Scalar] = Field(default_factory=dict)
+    args: dict[str, SweepValue] = Field(default_factory=dict)
 
-    model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
+    model_config = _LAX
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _arg_names(cls, value: object) -> object:
+        if isinstance(value, Mapping):
+            _check_arg_names(value)
+        return value
 
 
 class SweepMatrix(_Strict):
     """The lists a sweep's matrix varies; every combination is an episode, named in this order:
     seed, start, start_utc, then the stack's arguments in file order."""
 
-    seed: tuple[Annotated[int, Field(ge=0, lt=1 << 32)], ...] | None = Field(default=None, min_length=1)
-    start: tuple[StartPoseSpec, ...] | None = Field(default=None, min_length=1)
-    start_utc: tuple[datetime, ...] | None = Field(default=None, min_length=1)
-    args: dict[str, Annotated[tuple[Scalar, ...], Field(min_length=1)]] = Field(default_factory=dict)
+    seed: tuple[Annotated[int, Field(ge=0, lt=1 << 32)], ...] | None = Field(
+        default=None, min_length=1, max_length=MAX_SWEEP_EPISODES
+    )
+    start: tuple[StartPoseSpec, ...] | None = Field(default=None, min_length=1, max_length=MAX_SWEEP_EPISODES)
+    start_utc: tuple[StartUtc, ...] | None = Field(default=None, min_length=1, max_length=MAX_SWEEP_EPISODES)
+    args: dict[str, Annotated[tuple[SweepValue, ...], Field(min_length=1, max_length=MAX_SWEEP_EPISODES)]] = (
+        Field(default_factory=dict)
+    )
 
-    model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
+    model_config = _LAX
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _arg_names(cls, value: object) -> object:
+        if isinstance(value, Mapping):
+            _check_arg_names(value)
+        return value
+
+    @property
+    def axes(self) -> list[tuple[str, tuple[object, ...]]]:
+        """The lists the matrix varies, in the order of the episodes' names: seed, start,
+        start_utc, then the stack's arguments ('args.NAME') in file order."""
+        axes: list[tuple[str, tuple[object, ...]]] = []
+        if self.seed is not None:
+            axes.append(("seed", self.seed))
+        if self.start is not None:
+            axes.append(("start", self.start))
+        if self.start_utc is not None:
+            axes.append(("start_utc", self.start_utc))
+        return axes + [(f"args.{name}", values) for name, values in self.args.items()]
 
 
 class SweepSpec(_Strict):
-    """A sweep: every combination of the ``matrix``'s lists, then each point of ``list``."""
+    """A sweep: every combination of the ``matrix``'s lists, then each point of ``list``; at most
+    MAX_SWEEP_EPISODES episodes in all."""
 
     matrix: SweepMatrix = Field(default_factory=SweepMatrix)
-    list: tuple[SweepPoint, ...] = ()
+    list: tuple[SweepPoint, ...] = Field(default=(), max_length=MAX_SWEEP_EPISODES)
 
-    model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
+    model_config = _LAX
+
+    @property
+    def episode_count(self) -> int:
+        """The episodes of the sweep, counted without making them: the product of the matrix's
+        list lengths (none without lists), plus the list's points."""
+        axes = self.matrix.axes
+        return (math.prod(len(values) for _, values in axes) if axes else 0) + len(self.list)
+
+    @model_validator(mode="after")
+    def _not_too_many(self) -> SweepSpec:
+        if self.episode_count > MAX_SWEEP_EPISODES:
+            lengths = " x ".join(str(len(values)) for _, values in self.matrix.axes) or "0"
+            raise ValueError(
+                f"{self.episode_count} episodes (matrix {lengths}, list {len(self.list)}); "
+                f"a sweep has at most {MAX_SWEEP_EPISODES}"
+            )
+        return self
 
 
 class Scenario(_Strict):
@@ -385,7 +534,7 @@ class Scenario(_Strict):
 
     acres_scenario: Literal[1]
     name: str = Field(pattern=_NAME.pattern)
-    description: str = ""
+    description: str = Field(default="", max_length=MAX_DESCRIPTION)
     session: SessionSpec = Field(default_factory=SessionSpec)
     duration_s: float = Field(gt=0, le=MAX_DURATION_S)
     stepping: SteppingSpec = Field(default_factory=SteppingSpec)
@@ -395,7 +544,7 @@ class Scenario(_Strict):
     timeout_s: float | None = Field(default=None, gt=0, le=24 * 3600)
     sweep: SweepSpec | None = None
 
-    model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
+    model_config = _LAX
 
     @model_validator(mode="after")
     def _coherent(self) -> Scenario:

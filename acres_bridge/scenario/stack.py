@@ -105,14 +105,23 @@ def check_stack(stack: StackSpec, scenario_dir: Path, file: str) -> None:
         module_name, _, attribute = stack.python.partition(":")
         folders = [str((scenario_dir / folder).resolve()) for folder in stack.python_path]
         for folder in folders:
-            if not Path(folder).is_dir():
+            if not _is_folder(folder):
                 raise ScenarioFileError(f"{file}: stack.python_path: no folder {folder}")
         sys.path[:0] = folders
         try:
             module = importlib.import_module(module_name)
-        except ImportError as error:
-            raise ScenarioFileError(f"{file}: stack.python: cannot import {module_name}: {error}") from None
+        except Exception as error:  # the module's own code runs: whatever it raises, the file names it
+            why = str(error) if isinstance(error, ImportError) else f"{type(error).__name__}: {error}"
+            raise ScenarioFileError(f"{file}: stack.python: cannot import {module_name}: {why}") from None
         finally:
             del sys.path[: len(folders)]
         if not callable(getattr(module, attribute, None)):
             raise ScenarioFileError(f"{file}: stack.python: {module_name} has no callable {attribute!r}")
+
+
+def _is_folder(path: str) -> bool:
+    """True for an existing folder; False for anything else, a name too long for the file system too."""
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):
+        return False

@@ -5,13 +5,17 @@
 is the episode of the scenario polaris_route with seed 3 and that start time. The matrix gives
 every combination of its lists (seed, start, start_utc, then the stack's arguments in file order),
 the list one episode per point; a scenario without a sweep is one episode named after it.
+
+The episodes are counted before any is made (at most MAX_SWEEP_EPISODES), and each episode's
+folder is a safe name of at most MAX_FOLDER_BYTES bytes, unlike any other episode's.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -19,8 +23,9 @@ from typing import Any, Final
 from acres_bridge.scenario.errors import ScenarioFileError
 from acres_bridge.scenario.schema import MAX_SWEEP_EPISODES, Scenario, StartPoseSpec, SweepPoint
 
-__all__ = ["Episode", "expand", "folder_name", "utc_text"]
+__all__ = ["MAX_FOLDER_BYTES", "Episode", "expand", "folder_name", "utc_text"]
 
+MAX_FOLDER_BYTES: Final = 255  # a file system's longest name of one folder
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9_.,=+-]")
 
 
@@ -53,31 +58,45 @@ def folder_name(name: str) -> str:
 
 def expand(scenario: Scenario) -> list[Episode]:
     """The episodes of a scenario, in order; ScenarioFileError for a sweep of more than
-    MAX_SWEEP_EPISODES or one that names two episodes alike."""
+    MAX_SWEEP_EPISODES (counted before any is made), one that names two episodes alike or gives
+    two the same folder, or one whose episode's folder name is longer than MAX_FOLDER_BYTES."""
     if scenario.sweep is None:
         return [Episode(scenario.name, scenario.model_copy(update={"sweep": None}))]
+    count = scenario.sweep.episode_count
+    if count > MAX_SWEEP_EPISODES:
+        raise ScenarioFileError(f"sweep: {count} episodes; at most {MAX_SWEEP_EPISODES}")
     points = [*_matrix_points(scenario), *scenario.sweep.list]
-    if len(points) > MAX_SWEEP_EPISODES:
-        raise ScenarioFileError(f"sweep: {len(points)} episodes; at most {MAX_SWEEP_EPISODES}")
     episodes = [_episode(scenario, point, index) for index, point in enumerate(points)]
-    names = [e.name for e in episodes]
-    doubled = sorted({n for n in names if names.count(n) > 1})
+    _check_folders(episodes)
+    return episodes
+
+
+def _check_folders(episodes: list[Episode]) -> None:
+    """ScenarioFileError for an episode's folder name longer than MAX_FOLDER_BYTES, or two episodes
+    named alike or in the same folder."""
+    for episode in episodes:
+        variant = episode.folder.partition("/")[2]
+        if len(variant.encode()) > MAX_FOLDER_BYTES:
+            raise ScenarioFileError(
+                f"sweep: episode {episode.name[:80]}...: its folder's name would be {len(variant.encode())} "
+                f"bytes; at most {MAX_FOLDER_BYTES} (vary fewer arguments, or shorter ones)"
+            )
+    doubled = sorted(name for name, n in Counter(e.name for e in episodes).items() if n > 1)
     if doubled:
         raise ScenarioFileError(f"sweep: episodes named alike: {', '.join(doubled)} (name the start poses)")
-    return episodes
+    by_folder: dict[str, str] = {}
+    for episode in episodes:
+        other = by_folder.setdefault(episode.folder, episode.name)
+        if other != episode.name:
+            raise ScenarioFileError(
+                f"sweep: episodes {other} and {episode.name} would share the folder {episode.folder} "
+                "(values that differ only in characters a folder's name cannot hold)"
+            )
 
 
 def _matrix_points(scenario: Scenario) -> Iterator[SweepPoint]:
     assert scenario.sweep is not None
-    matrix = scenario.sweep.matrix
-    axes: list[tuple[str, Sequence[Any]]] = []
-    if matrix.seed is not None:
-        axes.append(("seed", matrix.seed))
-    if matrix.start is not None:
-        axes.append(("start", matrix.start))
-    if matrix.start_utc is not None:
-        axes.append(("start_utc", matrix.start_utc))
-    axes += [(f"args.{name}", values) for name, values in matrix.args.items()]
+    axes = scenario.sweep.matrix.axes
     if not axes:
         return
     for combination in itertools.product(*(values for _, values in axes)):

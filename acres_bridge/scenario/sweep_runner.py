@@ -8,6 +8,10 @@ or hangs is an ERROR and the others go on; a task that outlives its episode's wa
 worker that does not answer) is cancelled and its processes ended. A stop (SIGINT, SIGTERM) ends
 every process of every episode of the run, and leaves the episodes that had not finished without
 a result.
+
+Before any episode runs, the Ray options are checked (acres_bridge.scenario.ray_options): at
+least one CPU, an episode's CPUs within what the local Ray, or the largest node of the cluster,
+has; and an ``address`` is probed within seconds before ``ray.init`` is given it.
 """
 
 from __future__ import annotations
@@ -23,6 +27,14 @@ from types import FrameType
 from typing import Any, Final
 
 from acres_bridge.scenario.episode import run_episode, wall_clock_limit_s
+from acres_bridge.scenario.errors import RayOptionsError
+from acres_bridge.scenario.ray_options import (
+    check_ray_options,
+    is_loopback,
+    largest_node_cpus,
+    parse_address,
+    probe_ray_address,
+)
 from acres_bridge.scenario.results import (
     EpisodeResult,
     Verdict,
@@ -73,6 +85,28 @@ class SweepOutcome:
     skipped: tuple[str, ...] = ()  # lines of the table that are not whole results, as read on resume
 
 
+def _check_cluster_cpus(ray: Any, options: SweepOptions) -> None:
+    """RayOptionsError when no live node of the Ray has the CPUs an episode takes."""
+    largest = largest_node_cpus(ray.nodes())
+    if options.cpus_per_episode > largest:
+        where = f"the cluster at {options.address}" if options.address is not None else "the Ray"
+        raise RayOptionsError(
+            f"--cpus-per-episode {options.cpus_per_episode:g} is more than the largest node of {where} has "
+            f"({largest:g} CPUs): no episode could ever start"
+        )
+
+
+def _connect_ray(ray: Any, address: str) -> None:
+    """ray.init on the cluster at `address` (probed already); RayOptionsError in one line if it fails."""
+    host, _ = parse_address(address)
+    node = {"_node_ip_address": LOOPBACK} if is_loopback(host) else {}
+    try:
+        ray.init(address=address, log_to_driver=False, runtime_env=_RUNTIME_ENV, **node)
+    except Exception as error:  # Ray's own reasons, as one line
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise RayOptionsError(f"no Ray cluster answers at {address}: {first}") from None
+
+
 def prepare_worker() -> None:
     """Ray's setup hook of each worker process, run as it starts (before its first task): the fence
     for the worker's own nodes, and the episode's imports (rclpy, the interfaces), so that the
@@ -118,10 +152,22 @@ def run_sweep(
 ) -> SweepOutcome:
     """Run `episodes` on Ray; `on_result(result, done, total)` as each finishes, and
     `on_status(running, waiting)` once they are submitted and every few seconds. SIGINT or SIGTERM
-    stop it (the outcome says so)."""
+    stop it (the outcome says so). RayOptionsError, before any episode runs, for options that cannot
+    run it (check_sweep_options), an address where no Ray answers, or an episode that needs more
+    CPUs than any node of the Ray has."""
     if options.address is None:
         os.environ.setdefault(_LOOPBACK_SWITCH, "0")  # before Ray's first import: init_local_ray
     import ray  # noqa: PLC0415 (Ray's import takes a second: only sweeps pay it)
+
+    owned = not ray.is_initialized()  # a Ray the caller started is used as it is, and left running
+    check_ray_options(
+        cpus=options.cpus,
+        cpus_per_episode=options.cpus_per_episode,
+        address=options.address,
+        starts_ray=owned,
+    )
+    if owned and options.address is not None:
+        probe_ray_address(options.address)  # before the run's folder is made
 
     scenario = episodes[0].scenario.name if episodes else ""
     run_dir = claim_run_folder(options.output, scenario, resume=options.resume)
@@ -135,13 +181,14 @@ def run_sweep(
     done_before = len(episodes) - len(todo)
     sweep = _Sweep(ray, run_dir, options, on_result, on_status, outcome=outcome, done_before=done_before)
     previous = {s: signal.signal(s, sweep.on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    owned = not ray.is_initialized()  # a Ray the caller started is used as it is, and left running
     try:
         if todo:
             if owned and options.address is not None:
-                ray.init(address=options.address, log_to_driver=False, runtime_env=_RUNTIME_ENV)
+                _connect_ray(ray, options.address)
             elif owned:
                 init_local_ray(options.cpus)
+            if not owned or options.address is not None:
+                _check_cluster_cpus(ray, options)
             sweep.submit(todo)
             sweep.collect()
     finally:

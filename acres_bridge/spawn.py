@@ -14,6 +14,9 @@ new parent; a program that cannot take a second SIGINT while it stops (``ros2 la
 wait forever) is started without it (``end_with_parent=False``), and the session's watch
 (acres_bridge.session.session_watch) stops it instead. On other systems children are started as they
 are, without the signal.
+
+The children started here are known until they are waited for (``unwaited_children``): the reaper of
+a session's leftovers (acres_bridge.session.leftovers) leaves them to their subprocess.Popen.
 """
 
 from __future__ import annotations
@@ -25,11 +28,12 @@ import signal
 import subprocess
 import sys
 import threading
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, Final
 
-__all__ = ["PARENT_DEATH_SIGNAL", "STOP_SIGNALS", "spawn_popen"]
+__all__ = ["PARENT_DEATH_SIGNAL", "STOP_SIGNALS", "spawn_popen", "unwaited_children"]
 
 PARENT_DEATH_SIGNAL: Final = signal.SIGINT  # what a child gets when its parent ends
 _PR_SET_PDEATHSIG: Final = 1  # prctl(2)
@@ -76,6 +80,16 @@ class _Spawner:
         self._lock = threading.Lock()
         self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
+        # In a forked child this starts empty: its parent's children are not its own.
+        self._started: weakref.WeakSet[subprocess.Popen[Any]] = weakref.WeakSet()
+
+    def record(self, popen: subprocess.Popen[Any]) -> None:
+        with self._lock:
+            self._started.add(popen)
+
+    def unwaited(self) -> frozenset[int]:
+        with self._lock:
+            return frozenset(p.pid for p in self._started if p.returncode is None)
 
     def run(self, job: Callable[[], Any]) -> Any:
         """``job()`` on the spawner thread; its result, or its exception raised here."""
@@ -116,7 +130,14 @@ def spawn_popen(args: list[str], *, end_with_parent: bool = True, **options: Any
     def start() -> subprocess.Popen[str]:
         # preexec_fn deadlocks a threaded parent's child when it takes a lock another thread held at
         # the fork (an import, logging); `arm` takes none: a libc call loaded beforehand, getppid, _exit.
-        return subprocess.Popen(args, preexec_fn=arm, **options)  # noqa: PLW1509
+        child: subprocess.Popen[str] = subprocess.Popen(args, preexec_fn=arm, **options)  # noqa: PLW1509
+        _SPAWNER.record(child)
+        return child
 
     popen: subprocess.Popen[str] = _SPAWNER.run(start)
     return popen
+
+
+def unwaited_children() -> frozenset[int]:
+    """The ids of the children spawn_popen started whose exit status their Popen has not collected."""
+    return _SPAWNER.unwaited()

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import tracemalloc
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 from acres_bridge.errors import ProcessFailedError
 from acres_bridge.processes import (
+    MAX_LINE_BYTES,
+    MAX_LOG_BYTES,
+    MIN_LOG_BYTES,
     ChildProcess,
     bridge_command,
     describe_exit,
@@ -280,3 +288,99 @@ def test_a_child_started_from_a_thread_that_has_ended_runs_on(started: list[Chil
     child.wait_for_line("still here", timeout_s=10.0)
     assert child.popen.wait(10.0) == 0
     assert "SIGINT" not in child.output
+
+
+@pytest.fixture(params=["tmp_path", "tmpfs"])
+def log_folder(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
+    """A folder for logs: pytest's, and one on a tmpfs (which cannot cut a file in place)."""
+    if request.param == "tmp_path":
+        yield tmp_path
+        return
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no tmpfs at /dev/shm")
+    folder = Path(tempfile.mkdtemp(dir="/dev/shm"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder)
+
+
+def numbered_lines(count: int) -> str:
+    """Code that prints `count` lines of 32 bytes: 'line ' and the line's number in 26 digits."""
+    return f"import sys\nfor n in range({count}):\n    sys.stdout.write(f'line {{n:026d}}\\n')"
+
+
+def line(number: int) -> bytes:
+    return f"line {number:026d}\n".encode()
+
+
+def test_a_log_past_its_bound_keeps_its_first_and_last_lines_and_says_how_much_was_cut(
+    started: list[ChildProcess], log_folder: Path
+) -> None:
+    bound = MIN_LOG_BYTES
+    count = 3 * bound // 32
+    log = log_folder / "chatty.log"
+    child = ChildProcess.start("chatty", python(numbered_lines(count)), log_path=log, max_log_bytes=bound)
+    started.append(child)
+    assert child.popen.wait(60.0) == 0
+    assert child.drain(60.0)
+    data = log.read_bytes()
+    assert len(data) <= bound
+    assert data.startswith(line(0) + line(1) + line(2))
+    assert data.endswith(b"".join(line(n) for n in range(count - 1000, count)))
+    markers = re.findall(rb"\n--- ([\d,]+) bytes of output cut here [^\n]*\n", data)
+    assert len(markers) == 1
+    marker_bytes = len(re.search(rb"\n--- [^\n]*\n", data).group(0))  # type: ignore[union-attr]
+    kept = len(data) - marker_bytes
+    assert int(markers[0].replace(b",", b"")) == 32 * count - kept
+    assert child.tail(2) == [f"line {count - 2:026d}", f"line {count - 1:026d}"]
+
+
+def test_a_log_within_its_bound_is_left_whole(started: list[ChildProcess], tmp_path: Path) -> None:
+    log = tmp_path / "quiet.log"
+    count = MIN_LOG_BYTES // 32
+    child = ChildProcess.start(
+        "quiet", python(numbered_lines(count)), log_path=log, max_log_bytes=MIN_LOG_BYTES
+    )
+    started.append(child)
+    assert child.popen.wait(60.0) == 0
+    assert child.drain(60.0)
+    assert log.read_bytes() == b"".join(line(n) for n in range(count))
+
+
+@pytest.mark.parametrize("logged", [False, True], ids=["pipe", "log_file"])
+def test_a_long_line_without_a_newline_is_read_in_bounded_memory_and_its_end_is_kept(
+    started: list[ChildProcess], tmp_path: Path, logged: bool
+) -> None:
+    code = (
+        "import sys\nout = sys.stdout.buffer\n"
+        "for _ in range(1024):\n    out.write(b'x' * 65536)\n"
+        "out.write(b'THE END')"
+    )
+    log = tmp_path / "long.log" if logged else None
+    tracemalloc.start()
+    try:
+        child = ChildProcess.start("long", python(code), log_path=log)
+        started.append(child)
+        assert child.popen.wait(120.0) == 0
+        assert child.drain(120.0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20  # the line is 64 MiB
+    last = child.tail()[-1]
+    assert last.endswith("x" * 1000 + "THE END")
+    assert last.startswith("x" * 1000)
+    assert f"[... {64 * 2**20 + 7 - MAX_LINE_BYTES:,} bytes cut ...]" in last
+    assert len(last) < MAX_LINE_BYTES + 100
+    if log is not None:
+        assert log.stat().st_size <= MAX_LOG_BYTES
+        with log.open("rb") as file:
+            file.seek(-20, os.SEEK_END)
+            assert file.read() == b"x" * 13 + b"THE END"
+
+
+def test_a_log_bound_below_the_least_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=f"max_log_bytes must be an integer of at least {MIN_LOG_BYTES}"):
+        ChildProcess.start("x", python("pass"), log_path=tmp_path / "x.log", max_log_bytes=4096)
+    assert not (tmp_path / "x.log").exists()

@@ -10,14 +10,17 @@ The one way the scenario runner, the Gymnasium environments and the test kit sta
 session leases a domain (acres_bridge.session.domains) that no other live session on this machine
 holds, starts the simulator on a free loopback port and the bridge in that domain with the fence
 on (localhost discovery, no static peers), and gives the caller an rclpy node in the same domain.
-Each process writes its whole output to ``folder/<name>.log``. ``close()`` (or leaving the
-``with``) ends every process, the stack's whole process group first, then the bridge, then the
-simulator, whatever happened, and gives the domain back; a session still open when the program
-exits is closed then. If the program dies instead (SIGKILL, the OOM killer), the simulator and the
-bridge get SIGINT from the kernel (acres_bridge.spawn), and the session's watch sends every process
-of the session one SIGINT, as a Ctrl-C would, and SIGKILL after 5 s (acres_bridge.session.
-session_watch: a stack's ``ros2 launch`` then ends its nodes); the domain stays leased until the
-last of them has ended: each holds the lease.
+Each process writes its output to ``folder/<name>.log``, at most ``max_log_bytes`` (16 MiB) of it:
+past that the log keeps its first and its last part (acres_bridge.processes). ``close()`` (or
+leaving the ``with``) ends every process, the stack's whole process group first, then the bridge,
+then the simulator, whatever happened, then whatever they left running (a daemon that double-forked,
+called setsid and cleared its environment included: acres_bridge.session.leftovers), and gives the
+domain back, free once close() returns; a session still open when the program exits is closed then.
+If the program dies instead (SIGKILL, the OOM killer), the simulator and the bridge get SIGINT from
+the kernel (acres_bridge.spawn), and the session's watch sends every process of the session (by its
+ACRES_SESSION_DIR, or the domain lease it holds) one SIGINT, as a Ctrl-C would, and SIGKILL after
+5 s (acres_bridge.session.session_watch: a stack's ``ros2 launch`` then ends its nodes); the domain
+stays leased until the last of them has ended: each holds the lease.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ from rclpy.signals import SignalHandlerOptions
 from acres_bridge.errors import AcresBridgeError, ProcessFailedError
 from acres_bridge.lockstep import SteppingClient
 from acres_bridge.processes import (
+    MAX_LOG_BYTES,
+    MIN_LOG_BYTES,
     SIMULATOR_READY_LINE,
     ChildProcess,
     bridge_command,
@@ -53,6 +58,7 @@ from acres_bridge.processes import (
     stop_signals_deferred,
 )
 from acres_bridge.session.domains import DomainLease, lease_domain
+from acres_bridge.session.leftovers import SessionProcesses
 from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = [
@@ -66,6 +72,7 @@ __all__ = [
 
 READY_TIMEOUT_S: Final = 60.0  # the simulator's start: its kernels load from the cache in well under this
 STOP_TIMEOUT_S: Final = 10.0  # after SIGINT, before a process is killed
+LOG_DRAIN_TIMEOUT_S: Final = 10.0  # for the rest of a log to be read and the log cut to its bound
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ -]{0,63}$")
 
 
@@ -202,12 +209,24 @@ class IsolatedSession:
     """A simulator, a bridge and the caller's processes in a leased DDS domain; see the module."""
 
     def __init__(
-        self, config: SessionConfig, folder: Path, *, ready_timeout_s: float = READY_TIMEOUT_S
+        self,
+        config: SessionConfig,
+        folder: Path,
+        *,
+        ready_timeout_s: float = READY_TIMEOUT_S,
+        max_log_bytes: int = MAX_LOG_BYTES,
     ) -> None:
+        """`max_log_bytes`: the bound of each process's log (at least MIN_LOG_BYTES)."""
+        if not isinstance(max_log_bytes, int) or max_log_bytes < MIN_LOG_BYTES:
+            raise SessionError(
+                f"max_log_bytes must be an integer of at least {MIN_LOG_BYTES}, found {max_log_bytes!r}"
+            )
         self.config = config
         self.folder = Path(folder)
         self.ready_timeout_s = ready_timeout_s
+        self.max_log_bytes = max_log_bytes
         self.lease: DomainLease | None = None
+        self._tree: SessionProcesses | None = None  # what the processes leave behind is ended at close
         self.port: int | None = None
         self.processes: list[ChildProcess] = []
         self._groups: set[str] = set()  # processes whose whole process group is stopped
@@ -262,7 +281,15 @@ class IsolatedSession:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             self.lease = lease_domain()
-            watch = [sys.executable, "-m", "acres_bridge.session.session_watch", str(self.folder.resolve())]
+            self._tree = SessionProcesses(self.folder, self.lease.path)
+            self._tree.enter()  # before the first child: the orphans of its descendants come here
+            watch = [
+                sys.executable,
+                "-m",
+                "acres_bridge.session.session_watch",
+                str(self.folder.resolve()),
+                str(self.lease.path.resolve()),
+            ]
             with stop_signals_deferred():  # a Ctrl-C meanwhile finds the watch recorded
                 self.watch = self._start_child("session.watch", watch, end_with_parent=False)
             self.port = free_port()
@@ -323,15 +350,19 @@ class IsolatedSession:
         end_with_parent: bool,
     ) -> ChildProcess:
         assert self.lease is not None
-        return ChildProcess.start(
+        assert self._tree is not None
+        process = ChildProcess.start(
             name,
             args,
             env=self.environment(env),
             log_path=self.folder / f"{name}.log",
+            max_log_bytes=self.max_log_bytes,
             cwd=cwd,
             keep_fds=(self.lease.fileno(),),  # the domain stays leased while the process runs
             end_with_parent=end_with_parent,
         )
+        self._tree.add(process.pid)
+        return process
 
     # ---- the caller's node ---------------------------------------------------------------------
 
@@ -377,15 +408,22 @@ class IsolatedSession:
         return process.stop(timeout_s, group=process.name in self._groups)
 
     def close(self) -> None:
-        """End every process (the stacks, then the bridge, then the simulator) and the caller's node,
-        and give the domain back. Safe to call more than once and after a failed start."""
+        """End every process (the stacks, then the bridge, then the simulator), then what they left
+        running, and the caller's node, and give the domain back. Safe to call more than once and
+        after a failed start."""
         _LIVE.discard(self)
         for client in self._clients:
             with contextlib.suppress(Exception):
                 client.destroy()
         self._clients.clear()
+        if self._tree is not None:
+            self._tree.snapshot()
         for process in reversed(self.processes):
             self.stop_process(process)
+        if self._tree is not None:
+            self._tree.end()
+        for process in self.processes:  # nothing writes to the logs now: each is complete and bounded
+            process.drain(LOG_DRAIN_TIMEOUT_S)
         if self.watch is not None:
             self.watch.kill()  # it keeps nothing; the processes it watched have been stopped
         if self._node is not None:

@@ -1,6 +1,6 @@
 """A session's watch: it ends every process of the session, once, if the session's program dies.
 
-    python -m acres_bridge.session.session_watch FOLDER
+    python -m acres_bridge.session.session_watch FOLDER [LEASE]
 
 IsolatedSession starts one per session. A stack is started without the parent-death signal of
 acres_bridge.spawn: the kernel may send that signal several times (once for each thread of the
@@ -8,7 +8,9 @@ dying program it passes through), and a second SIGINT while `ros2 launch` shuts 
 launch waiting forever. Nor does the watch take that signal: it sees its parent die by being
 reparented (checked every 0.1 s), then ends the session's processes as a sweep's reaper does
 (acres_bridge.session.reaper: every process whose ACRES_SESSION_DIR is FOLDER, whatever process
-group it is in): one SIGINT each, as a Ctrl-C would, and SIGKILL to what still runs after GRACE_S.
+group it is in, and every holder of the domain lease LEASE, the session's lock file: a daemon that
+cleared its environment): one SIGINT each, as a Ctrl-C would, and SIGKILL to what still runs after
+GRACE_S.
 It holds the session's domain lease like every process of the session, so the domain stays leased
 until the session's processes have ended.
 
@@ -37,10 +39,11 @@ _POLL_S: Final = 0.1
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
-    if len(args) != 1:
-        print("usage: python -m acres_bridge.session.session_watch FOLDER", file=sys.stderr)
+    if len(args) not in (1, 2):
+        print("usage: python -m acres_bridge.session.session_watch FOLDER [LEASE]", file=sys.stderr)
         return 2
     folder = Path(args[0])
+    lease = Path(args[1]) if len(args) == 2 else None
     parent = os.getppid()
     asked: list[int] = []  # the stop signals received
 
@@ -56,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     print(f"session_watch: the session's program has ended; stopping the processes of {folder}", flush=True)
-    ended = end_run_processes(folder, grace_s=GRACE_S)
+    ended = end_run_processes(folder, grace_s=GRACE_S, lease=lease)
     print(f"session_watch: {ended} processes stopped", flush=True)
     return 0
 

@@ -100,6 +100,7 @@ _NODE_PARAMETERS: dict[str, tuple[str, ...]] = {
         "simulation_control",
         "sensors_on_demand",
         "can_udp_port",
+        "session_token_file",
         "vehicle",
         "allow_unfenced_commands",
     ),
@@ -138,6 +139,7 @@ class BridgeConfig:
     utm_frame: str = "utm"
     allow_unfenced_commands: bool = False
     can_udp_port: int = 0  # the first Maxxum's CAN transport; 0: the port the simulator announces
+    session_token_file: str = ""  # a session's token file, read once and removed
     speed_kp: float = _CONTROLLER.speed_kp
     speed_ki: float = _CONTROLLER.speed_ki
     max_speed_mps: float = _CONTROLLER.max_speed_mps
@@ -233,6 +235,7 @@ PARAMETER_DESCRIPTIONS: dict[str, str] = {
     "allow_unfenced_commands": "forward commands without the DDS loopback fence (warns)",
     "can_udp_port": "the first Maxxum's CAN transport (UDP port, the game's -RlCanUdp=); "
     "0: the port the simulator announces",
+    "session_token_file": "a session's token file, read once and removed (docs/protocol.md); empty: none",
     "speed_kp": "Maxxum speed controller: pedal per m/s of speed error",
     "speed_ki": "Maxxum speed controller: pedal per m of integrated speed error",
     "max_speed_mps": "Maxxum: the highest speed set point of cmd_vel and speed_cmd",

@@ -32,6 +32,8 @@ from pathlib import Path
 from types import FrameType
 
 from acres_bridge.geo.georef import ACRE_GEOREFERENCE
+from acres_bridge.wire.errors import ProtocolError
+from acres_bridge.wire.session_token import read_token
 from acres_bridge.wire.vocabulary import Source, Vehicle
 from acres_sim.errors import AcresSimError
 from acres_sim.sensors.compiled_cast import Backend, warm_up
@@ -241,6 +243,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="free run: say the real-time factor and the perception steps skipped at most this "
         f"often, while slower than real time or skipping (default {REPORT_INTERVAL_S:g})",
     )
+    parser.add_argument(
+        "--session-token-file",
+        type=Path,
+        metavar="PATH",
+        help="serve only the bridge that says the token in this file (a session's: read once at start)",
+    )
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     # From here on a stop is exit status 0 without a traceback, also while the world is being built.
     signal.signal(signal.SIGINT, _stop_at_once)
@@ -284,6 +292,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _session_token(path: Path | None) -> str:
+    """The session's token from its file ("" without one); AcresSimError naming the file."""
+    if path is None:
+        return ""
+    try:
+        return read_token(path)
+    except ProtocolError as error:
+        raise AcresSimError(str(error)) from None
+
+
 class _StopRequested(BaseException):
     """SIGINT or SIGTERM before the simulator serves: nothing ran, so it ends at once (a
     BaseException, as KeyboardInterrupt is, so that no `except Exception` on the way holds it)."""
@@ -294,10 +312,14 @@ def _stop_at_once(_signum: int, _frame: FrameType | None) -> None:
 
 
 def _start_server(
-    args: argparse.Namespace, agents: Sequence[AgentSpec], start: datetime, observers: list[StepObserver]
+    args: argparse.Namespace,
+    agents: Sequence[AgentSpec],
+    start: datetime,
+    observers: list[StepObserver],
 ) -> SimServer:
     """The world, its episode log when asked for (appended to `observers`) and a listening server,
     whose stop SIGINT and SIGTERM request from then on."""
+    token = _session_token(args.session_token_file)
     _log.debug("building the world: scene %s, %d agents", args.scene, len(agents))
     if args.perception and args.ray_cast == Backend.COMPILED:
         warm_up()  # compiled or loaded from the cache now, not in the first frame
@@ -315,6 +337,7 @@ def _start_server(
         can_udp_port=args.can_udp_port,
         observers=observers,
         pace_report_s=args.pace_report_s,
+        token=token,
     )
 
     def stop(_signum: int, _frame: FrameType | None) -> None:

@@ -99,9 +99,11 @@ class SimulatorLink:
         reconnect_interval_s: float = 0.5,
         connect_timeout_s: float = 2.0,
         can_udp_port: int = 0,
+        token: str = "",
         logger: Logger = _log,
     ) -> None:
         self._log = logger
+        self._token = token  # the session's, said in every CLIENT_HELLO (wire.session_token)
         self._host = host
         self._port = port
         self._can_udp_port = can_udp_port
@@ -349,6 +351,7 @@ class SimulatorLink:
                 client=f"acres_bridge {__version__}",
                 role=ClientRole.CONTROL,
                 can_ports=tuple((agent, channel.local_port) for agent, channel in self._can.items()),
+                token=self._token,
             )
             control.sock.sendall(encode(client))
             for agent in hello.agents:
@@ -367,6 +370,7 @@ class SimulatorLink:
                         client=f"acres_bridge {__version__}",
                         role=role,
                         agent=agent.index,
+                        token=self._token,
                     )
                     channel.sock.sendall(encode(hello_frame))
         except ProtocolError as error:

@@ -58,6 +58,8 @@ from acres_bridge.pace import PaceMeter
 from acres_bridge.publisher_events import NodeWithoutPublisherEvents
 from acres_bridge.shutdown import add_shutdown_hook, remove_shutdown_hook
 from acres_bridge.wire import CameraImage, Clock, EpisodeInfo, Hello, LidarScan, SensorMeta, SimState
+from acres_bridge.wire.errors import ProtocolError
+from acres_bridge.wire.session_token import take_token
 from acres_bridge.wire.vocabulary import SensorKind, Vehicle
 
 __all__ = ["IngestNode"]
@@ -137,6 +139,11 @@ class IngestNode(NodeWithoutPublisherEvents):
         can_udp_port = int(self.declare_parameter("can_udp_port", 0).value)
         if not 0 <= can_udp_port < 65536:
             raise ParameterError(f"parameter can_udp_port must be a UDP port or 0; found {can_udp_port}")
+        token_file = str(self.declare_parameter("session_token_file", "").value)
+        try:
+            token = take_token(token_file) if token_file else ""
+        except ProtocolError as error:
+            raise ParameterError(f"parameter session_token_file: {error}") from None
         vehicle = str(self.declare_parameter("vehicle", "auto").value)
         self.refused: Counter[str] = Counter()  # commands not sent ("unfenced": no DDS fence)
         self.gate = CommandGate(self)
@@ -166,6 +173,7 @@ class IngestNode(NodeWithoutPublisherEvents):
             listener=self,
             reconnect_interval_s=float(reconnect_s),
             can_udp_port=can_udp_port,
+            token=token,
             logger=self.get_logger(),
         )
         self._frame_demand = FrameDemand(self.connection.send, enabled=on_demand)

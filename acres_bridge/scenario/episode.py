@@ -211,6 +211,13 @@ def run_episode(
     unjudged = [f"{r.name}: {r.unjudged}" for r in results if r.unjudged]
     if unjudged:  # no verdict without evidence: an episode that lost its data says so
         error = "criteria without evidence, not judged: " + "; ".join(unjudged)
+    intruders = session.refused_clients()
+    if intruders:  # something else than the session's bridge tried to reach the simulator
+        intrusion = (
+            f"the simulator refused {intruders} connection(s) without the session's token: a process "
+            "other than the session's bridge tried to reach it (simulator.log names each)"
+        )
+        error = intrusion if error is None else f"{intrusion}; {error}"
     if error is not None:
         verdict = Verdict.ERROR
     else:

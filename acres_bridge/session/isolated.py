@@ -21,6 +21,11 @@ the kernel (acres_bridge.spawn), and the session's watch sends every process of 
 ACRES_SESSION_DIR, or the domain lease it holds) one SIGINT, as a Ctrl-C would, and SIGKILL after
 5 s (acres_bridge.session.session_watch: a stack's ``ros2 launch`` then ends its nodes); the domain
 stays leased until the last of them has ended: each holds the lease.
+
+Only the session's bridge talks to the session's simulator: the session gives the two a token of its
+own (acres_bridge.wire.session_token) through a file the bridge removes as it reads it, before any
+other process of the session starts; the simulator refuses any other client, and
+``refused_clients()`` says how many it refused (the scenario runner makes such an episode an ERROR).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import contextlib
 import math
 import re
 import sys
+import time
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,6 +65,7 @@ from acres_bridge.processes import (
 )
 from acres_bridge.session.domains import DomainLease, lease_domain
 from acres_bridge.session.leftovers import SessionProcesses
+from acres_bridge.wire.session_token import REFUSED_LOG, new_token, write_token
 from acres_bridge.wire.vocabulary import Vehicle
 
 __all__ = [
@@ -73,6 +80,7 @@ __all__ = [
 READY_TIMEOUT_S: Final = 60.0  # the simulator's start: its kernels load from the cache in well under this
 STOP_TIMEOUT_S: Final = 10.0  # after SIGINT, before a process is killed
 LOG_DRAIN_TIMEOUT_S: Final = 10.0  # for the rest of a log to be read and the log cut to its bound
+TOKEN_FILE: Final = ".session_token"  # in the session's folder until the bridge has taken it
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ -]{0,63}$")
 
 
@@ -304,17 +312,54 @@ class IsolatedSession:
                 start_utc=start_utc,
                 extra=self.config.simulator_arguments(episode_log),
             )
+            token = self._token_file
+            token.unlink(missing_ok=True)  # a session of this folder that died before its bridge took it
+            write_token(token, new_token())
+            command += ["--session-token-file", str(token)]
             self.simulator = self.start_process("simulator", command, group=False)
             try:
                 self.simulator.wait_for_line(SIMULATOR_READY_LINE, self.ready_timeout_s)
             except ProcessFailedError as error:
                 raise SessionError(str(error)) from None
-            self.bridge = self.start_process(
-                "bridge", bridge_command(self.port, **self.config.bridge_arguments()), group=False
-            )
+            arguments = {"session_token_file": str(token), **self.config.bridge_arguments()}
+            self.bridge = self.start_process("bridge", bridge_command(self.port, **arguments), group=False)
+            self._wait_until_token_taken(self.bridge)
         except BaseException:
             self.close()
             raise
+
+    @property
+    def _token_file(self) -> Path:
+        return self.folder / TOKEN_FILE
+
+    def _wait_until_token_taken(self, bridge: ChildProcess) -> None:
+        """Until the bridge has read the session's token and removed its file (the simulator read
+        it before it listened): no process started after this can find it."""
+        deadline = time.monotonic() + self.ready_timeout_s
+        while self._token_file.exists():
+            try:
+                bridge.check_alive()
+            except ProcessFailedError as error:
+                raise SessionError(str(error)) from None
+            if time.monotonic() > deadline:
+                raise SessionError(
+                    f"the bridge did not take the session's token within {self.ready_timeout_s:g} s; "
+                    f"its last lines:\n" + "\n".join(bridge.tail(10))
+                )
+            time.sleep(0.02)
+
+    def refused_clients(self) -> int:
+        """How many connections the session's simulator refused for want of the session's token:
+        another process than the session's bridge tried to reach it (its log says each)."""
+        marker = REFUSED_LOG.encode()
+        path = self.folder / "simulator.log"
+        count, tail = 0, b""
+        with contextlib.suppress(FileNotFoundError), path.open("rb") as log:
+            while block := log.read(1 << 20):
+                data = tail + block
+                count += data.count(marker)
+                tail = data[-(len(marker) - 1) :]  # too short to hold a marker counted already
+        return count
 
     def start_process(
         self,
@@ -433,5 +478,7 @@ class IsolatedSession:
         if self._context is not None:
             self._context.try_shutdown()
             self._context = None
+        with contextlib.suppress(OSError):
+            self._token_file.unlink(missing_ok=True)
         if self.lease is not None:
             self.lease.release()

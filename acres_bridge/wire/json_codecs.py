@@ -41,6 +41,7 @@ from acres_bridge.wire.messages import (
     SensorMount,
     SetState,
 )
+from acres_bridge.wire.session_token import MAX_TOKEN_CHARS
 from acres_bridge.wire.vocabulary import ClientRole, SensorKind, SimState, Source, Vehicle
 
 __all__ = [
@@ -279,13 +280,26 @@ def decode_client_hello(payload: bytes) -> ClientHello:
     can_ports = _can_ports(what, data) if "can_ports" in data else ()
     if can_ports and role != ClientRole.CONTROL:
         raise ProtocolError(f"{what}: can_ports belong to the control channel, not a {role} channel")
+    token = get_field(what, data, "token", str) if "token" in data else ""
+    if len(token) > MAX_TOKEN_CHARS:
+        raise ProtocolError(f"{what}: field 'token' has at most {MAX_TOKEN_CHARS} characters")
     return ClientHello(
         protocol_version=version,
         client=get_field(what, data, "client", str),
         role=role,
         agent=non_negative(what, data, "agent") if "agent" in data else 0,
         can_ports=can_ports,
+        token=token,
     )
+
+
+def encode_client_hello(message: ClientHello) -> bytes:
+    """CLIENT_HELLO's payload; ``token`` only where there is one (a bridge outside a session sends
+    what it always sent)."""
+    data = asdict(message)
+    if not message.token:
+        del data["token"]
+    return json.dumps(data, separators=(",", ":")).encode()
 
 
 def _can_ports(what: str, data: dict[str, Any]) -> tuple[tuple[int, int], ...]:

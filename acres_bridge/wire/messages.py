@@ -151,6 +151,8 @@ class ClientHello:
     # Control channel: the UDP port of each CAN channel the bridge opened, as (agent, port), so the
     # simulator knows its controller before any datagram (absent from older bridges: empty).
     can_ports: tuple[tuple[int, int], ...] = ()
+    # The session's token (wire.session_token), on every channel of a session's bridge; absent: "".
+    token: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

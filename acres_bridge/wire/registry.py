@@ -43,7 +43,7 @@ MESSAGES: tuple[MessageSpec[Any], ...] = (
     MessageSpec(
         kind=FrameKind.CLIENT_HELLO,
         message_type=m.ClientHello,
-        encode=json_codecs.encode_json,
+        encode=json_codecs.encode_client_hello,
         decode=json_codecs.decode_client_hello,
     ),
     MessageSpec(

@@ -4,17 +4,22 @@ A control channel gets the session's HELLO (`session_hello`) as soon as it is ac
 frame of every connection must be a CLIENT_HELLO of the role its port serves (and, but for the
 control channel, of its agent): a wrong role gets ERROR "role" and is closed, any other first
 frame closes it, and a bridge of another protocol version gets ERROR "version" and is closed.
+A simulator of a session (started with the session's token) takes only the session's bridge: a
+CLIENT_HELLO without that token gets ERROR "token", is closed, counted (`refused_clients`) and
+logged with acres_bridge.wire.session_token.REFUSED_LOG, which the session looks for.
 Once accepted, a control channel gets EPISODE_INFO and a sensor channel its agent's SENSOR_META.
 A connection that says nothing in time is closed by `Clients` (HANDSHAKE_TIMEOUT_S).
 """
 
 from __future__ import annotations
 
+import hmac
 import logging
 from collections.abc import Callable, Sequence
 
 from acres_bridge.wire import PROTOCOL_VERSION, AgentEntry, ClientHello, ErrorReply, Hello, encode
 from acres_bridge.wire.messages import SENSOR_DEMAND_FEATURE
+from acres_bridge.wire.session_token import REFUSED_LOG, TOKEN_ERROR_CODE
 from acres_sim import __version__
 from acres_sim.clock import PHYSICS_RATE_HZ as PHYSICS_HZ
 from acres_sim.server.clients import Client, Clients
@@ -53,9 +58,12 @@ class Handshake:
         clients: Clients,
         *,
         on_control: Callable[[Client, ClientHello], None],
+        token: str = "",
     ) -> None:
         """`on_control` is told of each control channel accepted, with its CLIENT_HELLO, before it
-        gets EPISODE_INFO."""
+        gets EPISODE_INFO. With a `token`, only a CLIENT_HELLO that says it is accepted."""
+        self._token = token
+        self.refused_clients = 0
         self._world = world
         self._hello = hello
         self._clients = clients
@@ -73,6 +81,22 @@ class Handshake:
         closed); an accepted connection is ready and has its first frames queued and flushed."""
         if not isinstance(message, ClientHello):
             self._clients.drop(connection, f"expected CLIENT_HELLO first, got {type(message).__name__}")
+            return False
+        if self._token and not hmac.compare_digest(message.token.encode(), self._token.encode()):
+            self.refused_clients += 1
+            _log.warning(
+                "%s (%d so far): %r on the %s channel of agent %d",
+                REFUSED_LOG,
+                self.refused_clients,
+                message.client[:80],
+                connection.listener,
+                connection.agent,
+            )
+            connection.out += encode(
+                ErrorReply(code=TOKEN_ERROR_CODE, message="this simulator serves its session's bridge only")
+            )
+            self._clients.flush(connection)
+            self._clients.drop(connection, "no session token")
             return False
         if message.role != connection.listener or (
             message.role != "control" and message.agent != connection.agent

@@ -94,6 +94,7 @@ class SimServer:
         can_udp_port: int = 0,
         observers: Sequence[StepObserver] = (),
         pace_report_s: float = REPORT_INTERVAL_S,
+        token: str = "",
     ) -> None:
         """Listen on `host`: the control channel on `port`, each agent's sensor and vehicle channels
         on ports of the system's choice, or with `agent_ports` > 0 on agent_ports + 2 i and
@@ -106,6 +107,7 @@ class SimServer:
         Each of `observers` sees every step the world makes (after its data is queued for the
         bridge) and every change of the episode, and is closed when the server closes: the
         episode log is one. In free run the pace is reported at most every `pace_report_s`.
+        With a session's `token`, only a bridge that says it is served (acres_bridge.wire.session_token).
         """
         self._warn = RateLimitedLog(_log)  # bad input: each kind at once, then at most every 5 s
         self.world = world
@@ -144,7 +146,7 @@ class SimServer:
                 )
             )
         self.hello = session_hello(world, agents)
-        self._handshake = Handshake(world, self.hello, self.clients, on_control=self._on_control)
+        self._handshake = Handshake(world, self.hello, self.clients, on_control=self._on_control, token=token)
         self._stopping = False
         self._demands: dict[Client, dict[int, frozenset[int]]] = {}  # SENSOR_DEMAND, by bridge
         self._recv_buffer = bytearray(1 << 20)

@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,8 @@ from acres_bridge.scenario.episode import _Reader, run_episode
 from acres_bridge.session.reaper import run_processes
 
 pytestmark = pytest.mark.integration
+
+STACKS = Path(__file__).resolve().parent / "stacks"
 
 ROS2_RUN = """\
 acres_scenario: 1
@@ -148,3 +151,31 @@ def test_every_criterion_of_an_episode_states_its_evidence(tmp_path):
         assert (evidence["from_s"], evidence["to_s"]) == (0.25, 3.0)
         assert evidence["longest_gap_s"] == 0.016667  # two physics steps of 1/120 s
         assert criterion["unjudged"] is None
+
+
+CHEAT = f"""\
+acres_scenario: 1
+name: cheat
+session: {{vehicle: polaris}}
+duration_s: 10
+stack: {{python: "cheating_stack:build_node", python_path: ["{STACKS}"]}}
+criteria:
+  - {{kind: min_distance, min_m: 20}}
+"""
+
+
+def test_a_stack_that_talks_to_the_simulator_itself_is_refused_and_the_episode_is_an_error(tmp_path):
+    """A stack that connected to its simulator's control port and sent AGENT_RESET "drove" 90 m
+    without driving: min_distance passed, and the simulator's log did not mention it."""
+    (episode,) = expand(parse_scenario(CHEAT))
+    result = run_episode(episode, tmp_path, scenario_dir=tmp_path)
+    assert result.verdict is Verdict.ERROR, result
+    assert result.error is not None
+    assert "the simulator refused 1 connection(s) without the session's token" in result.error
+    stack_log = (tmp_path / "cheat" / "stack.log").read_text()
+    assert "cheating_stack: the simulator's port: " in stack_log
+    assert "the simulator's port: None" not in stack_log  # it did find the simulator
+    simulator_log = (tmp_path / "cheat" / "simulator.log").read_text()
+    assert "refused a client without the session's token (1 so far): 'cheat'" in simulator_log
+    assert not (tmp_path / "cheat" / ".session_token").exists()
+    assert list(run_processes(tmp_path)) == []

@@ -24,6 +24,7 @@ def serve() -> Iterator[object]:
         seed: int = 42,
         agents: Sequence[AgentSpec] | None = None,
         perception: bool = False,
+        token: str = "",
     ) -> SimServer:
         world = World(
             seed=seed,
@@ -32,7 +33,7 @@ def serve() -> Iterator[object]:
             agents=agents or (AgentSpec(name="polaris"),),
             perception=perception,
         )
-        server = SimServer(world, port=0)
+        server = SimServer(world, port=0, token=token)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
         servers.append((server, thread))

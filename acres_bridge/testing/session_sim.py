@@ -11,7 +11,9 @@ from acres_bridge.processes import ChildProcess
 from acres_bridge.session import IsolatedSession
 from acres_bridge.testing.sim import Sim
 
-__all__ = ["SessionSim"]
+__all__ = ["STACK_LOG_LINES", "SessionSim"]
+
+STACK_LOG_LINES = 10  # of each stack's log, in an error that blames the stack
 
 
 class SessionSim(Sim):
@@ -23,6 +25,7 @@ class SessionSim(Sim):
         self.session = session
         self.domain_id = session.domain_id
         self.folder: Path = session.folder
+        self._stacks: list[ChildProcess] = []
 
     def start_stack(
         self,
@@ -34,7 +37,16 @@ class SessionSim(Sim):
     ) -> ChildProcess:
         """Start the stack under test (its whole process group ends with the session); its output
         goes to ``folder/<name>.log``."""
-        return self.session.start_process(name, list(args), env=env, cwd=cwd)
+        stack = self.session.start_process(name, list(args), env=env, cwd=cwd)
+        self._stacks.append(stack)
+        return stack
+
+    def stack_logs(self) -> str:
+        """The last lines of the log of each stack started here."""
+        return "".join(
+            f"\n--- last lines of {stack.name}.log ---\n" + "\n".join(stack.tail(STACK_LOG_LINES))
+            for stack in self._stacks
+        )
 
     def log(self, name: str = "stack") -> str:
         """The output so far of a process of the session (``stack``, ``bridge``, ``simulator``)."""

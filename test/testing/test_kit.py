@@ -3,6 +3,8 @@ the criteria as assertions, with what each says when it fails."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from acres_bridge.testing import (
@@ -78,3 +80,16 @@ def test_the_marker_chooses_the_vehicle(acres_sim: SessionSim) -> None:
     assert acres_sim.vehicle == "maxxum"
     assert _stamp_s(acres_sim.latest("/odom")) == pytest.approx(0.5)
     assert acres_sim.latest("/implement/state").data.startswith("{")
+
+
+MUTE = "import time; print('mute stack: listening to nobody', flush=True); time.sleep(600)"
+
+
+def test_a_stack_that_never_answers_is_named_with_the_last_lines_of_its_log(acres_sim: SessionSim) -> None:
+    stack = acres_sim.start_stack([sys.executable, "-c", MUTE])
+    stack.wait_for_line("mute stack: listening", 60.0)  # started, whatever the machine's load
+    with pytest.raises(
+        SimTimeoutError,
+        match=r"(?s)no command within 1 s.*--- last lines of stack\.log ---\nmute stack: listening",
+    ):
+        acres_sim.wait_for_stack(timeout_s=1.0)

@@ -5,7 +5,8 @@
     acres_report acres_runs/run/polaris_route/seed=1 -o seed1.html   # a scenario episode's folder
 
 Exit status 0 with the page written, 2 when the input is not a run folder, an episode folder or
-an episode log (the message says what was expected).
+an episode log (the message says what was expected), cannot be read, or the page cannot be written.
+An episode of a run, or a file beside an episode's log, that cannot be read is marked on the page.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from acres_bridge.report.page import EPISODE_LOG, episode_page, sweep_page
+from acres_bridge.report.page import EPISODE_LOG, episode_folder_page, episode_page, sweep_page
 from acres_bridge.scenario.results import RESULTS_FILE
 
 __all__ = ["main"]
@@ -27,9 +28,9 @@ def render(source: Path, output: Path) -> str:
     if source.is_dir() and (source / RESULTS_FILE).exists():
         return sweep_page(source, output)
     if source.is_dir() and (source / EPISODE_LOG).exists():
-        return episode_page(source / EPISODE_LOG, output)
+        return episode_folder_page(source, output)
     if source.is_file() and source.suffix == ".mcap":
-        return episode_page(source, output)
+        return episode_page(source.resolve(), output)  # the file named, wherever a link to it leads
     raise ValueError(
         f"{source}: expected a scenario run folder (with {RESULTS_FILE}), an episode folder (with "
         f"{EPISODE_LOG}) or an episode log (.mcap)"
@@ -46,8 +47,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, OSError) as error:
         print(f"acres_report: {error}", file=sys.stderr)
         return 2
-    options.output.parent.mkdir(parents=True, exist_ok=True)
-    options.output.write_text(text, encoding="utf-8")
+    try:
+        options.output.parent.mkdir(parents=True, exist_ok=True)
+        options.output.write_text(text, encoding="utf-8")
+    except OSError as error:
+        print(f"acres_report: cannot write {options.output}: {error.strerror}", file=sys.stderr)
+        return 2
     print(f"acres_report: wrote {options.output} ({len(text) // 1024} KiB)")
     return 0
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from collections.abc import Mapping, Sequence
+from typing import Final
 
 import matplotlib
 import numpy as np
@@ -23,6 +25,29 @@ __all__ = ["histogram_svg", "plan_svg", "series_svg"]
 ROUTE_COLOUR = "#9e9e9e"
 TRACK_COLOUR = "#1f77b4"
 FAIL_COLOUR = "#d62728"
+MAX_LABEL: Final = 80  # characters of a name drawn as a title or in a legend
+MAX_DRAWN_VALUE: Final = 1e12  # a histogram leaves out values beyond ± this (no metric comes near it)
+
+
+def _label(text: str) -> str:
+    """A name from a run (an agent's, a criterion's) as drawn: cut at MAX_LABEL characters."""
+    return text if len(text) <= MAX_LABEL else text[:MAX_LABEL] + "..."
+
+
+def _gid(text: str) -> str:
+    """A name as part of an SVG id: letters, digits, '_' and '-' only."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", text)[:MAX_LABEL]
+
+
+def _bins(values: Sequence[float]) -> tuple[int, tuple[float, float]]:
+    """A histogram's bins and range: up to 20 bins over the values' range, or one bin around
+    values too close to tell apart (numpy refuses bins narrower than the floats can hold)."""
+    if not values:
+        return 1, (0.0, 1.0)
+    low, high = min(values), max(values)
+    if high - low <= 1e-9 * max(1.0, abs(low), abs(high)):
+        return 1, (low - 0.5, high + 0.5)
+    return min(20, len(values)), (low, high)
 
 
 def _svg(figure: Figure) -> str:
@@ -41,9 +66,8 @@ def plan_svg(track: EpisodeTrack, route: Route, *, mark_worst: bool = False) -> 
     axes = figure.add_subplot()
     loop = np.vstack([route.xy, route.xy[:1]])
     axes.plot(loop[:, 0], loop[:, 1], color=ROUTE_COLOUR, linewidth=1.0, label="route", gid="route")
-    axes.plot(
-        track.x, track.y, color=TRACK_COLOUR, linewidth=1.5, label=track.agent or "agent 0", gid="track"
-    )
+    agent = _label(track.agent) or "agent 0"
+    axes.plot(track.x, track.y, color=TRACK_COLOUR, linewidth=1.5, label=agent, gid="track")
     axes.plot(track.x[:1], track.y[:1], "o", color="#2ca02c", label="start", gid="start")
     axes.plot(track.x[-1:], track.y[-1:], "s", color="#000000", label="end", gid="end")
     if mark_worst and track.cross_track.size:
@@ -55,7 +79,8 @@ def plan_svg(track: EpisodeTrack, route: Route, *, mark_worst: bool = False) -> 
     axes.set_aspect("equal", adjustable="datalim")
     axes.set_xlabel("x (m, east)")
     axes.set_ylabel("y (m, north)")
-    axes.legend(loc="best", fontsize="small")
+    for text in axes.legend(loc="best", fontsize="small").get_texts():
+        text.set_parse_math(False)  # a name's '$' is a dollar sign, not TeX
     axes.grid(True, linewidth=0.3)
     return _svg(figure)
 
@@ -85,12 +110,14 @@ def histogram_svg(name: str, values: Sequence[float], *, threshold: float | None
     """The distribution of one metric over a sweep's episodes."""
     figure = Figure(figsize=(4.0, 2.8))
     axes = figure.add_subplot()
-    finite = [v for v in values if isinstance(v, int | float) and math.isfinite(v)]
-    bins = max(1, min(20, len(finite)))
-    axes.hist(finite, bins=bins, color=TRACK_COLOUR, gid=f"hist-{name}")
+    drawn = [
+        v for v in values if isinstance(v, int | float) and math.isfinite(v) and abs(v) <= MAX_DRAWN_VALUE
+    ]
+    bins, span = _bins(drawn)
+    axes.hist(drawn, bins=bins, range=span, color=TRACK_COLOUR, gid=f"hist-{_gid(name)}")
     if threshold is not None:
         axes.axvline(threshold, color=FAIL_COLOUR, linestyle="--", linewidth=1.0)
-    axes.set_title(name, fontsize="medium")
+    axes.set_title(_label(name), fontsize="medium", parse_math=False)
     axes.set_ylabel("episodes")
     axes.grid(True, linewidth=0.3)
     return _svg(figure)

@@ -17,11 +17,12 @@ import contextlib
 import ctypes
 import os
 import signal
-import sys
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
+
+from acres_bridge.spawn import PRCTL
 
 __all__ = [
     "Identity",
@@ -115,33 +116,21 @@ def descendants(table: Mapping[int, ProcessInfo], roots: Iterable[int]) -> set[i
     return found
 
 
-def _load_prctl() -> Callable[..., int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-    prctl.restype = ctypes.c_int
-    return prctl
-
-
-_PRCTL: Final = _load_prctl()
-
-
 def is_subreaper() -> bool:
     """Whether this process adopts the orphans of its descendants."""
-    if _PRCTL is None:
+    if PRCTL is None:
         return False
     value = ctypes.c_int(0)
-    if _PRCTL(_PR_GET_CHILD_SUBREAPER, ctypes.addressof(value), 0, 0, 0) != 0:
+    if PRCTL(_PR_GET_CHILD_SUBREAPER, ctypes.addressof(value), 0, 0, 0) != 0:
         return False
     return value.value != 0
 
 
 def set_subreaper(on: bool) -> bool:
     """Make this process a child subreaper, or no longer one; whether the system did."""
-    if _PRCTL is None:
+    if PRCTL is None:
         return False
-    return _PRCTL(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0
+    return PRCTL(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0
 
 
 def _is(identity: Identity) -> bool:

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, Final
 
-__all__ = ["PARENT_DEATH_SIGNAL", "STOP_SIGNALS", "spawn_popen", "unwaited_children"]
+__all__ = ["PARENT_DEATH_SIGNAL", "PRCTL", "STOP_SIGNALS", "spawn_popen", "unwaited_children"]
 
 PARENT_DEATH_SIGNAL: Final = signal.SIGINT  # what a child gets when its parent ends
 _PR_SET_PDEATHSIG: Final = 1  # prctl(2)
@@ -41,7 +41,8 @@ STOP_SIGNALS: Final = frozenset({signal.SIGINT, signal.SIGTERM})  # what a stop 
 
 
 def _load_prctl() -> Callable[..., int] | None:
-    """libc's prctl, loaded once here: the child calls it after fork, where nothing may be loaded."""
+    """libc's prctl, loaded once here: the child calls it after fork, where nothing may be loaded
+    (process_tree uses it too)."""
     if not sys.platform.startswith("linux"):
         return None
     prctl = ctypes.CDLL(None, use_errno=True).prctl
@@ -50,13 +51,13 @@ def _load_prctl() -> Callable[..., int] | None:
     return prctl
 
 
-_PRCTL: Final = _load_prctl()
+PRCTL: Final = _load_prctl()
 
 
 def _end_with_parent(parent_pid: int) -> Callable[[], None] | None:
     """What the child runs between fork and exec: ask for PARENT_DEATH_SIGNAL when its parent
     ends; if the parent has ended already (before the request could count), end at once."""
-    prctl = _PRCTL
+    prctl = PRCTL
     if prctl is None:
         return None
 

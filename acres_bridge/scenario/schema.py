@@ -172,6 +172,13 @@ def _check_reach(x: float, y: float, frame: str, what: str) -> None:
         )
 
 
+def _arg_names(value: object) -> object:
+    """The names of a stack's or a sweep's arguments, checked before their values are."""
+    if isinstance(value, Mapping):
+        _check_arg_names(value)
+    return value
+
+
 class StartPoseSpec(_Strict):
     """A start pose: tile x, y in m (``frame: tile``) or UTM easting and northing of the tile's zone
     (``frame: utm``), and the yaw in degrees counter-clockwise from east (-360 .. 360). ``name``
@@ -282,12 +289,7 @@ class StackSpec(_Strict):
     ] = Field(default_factory=list, max_length=16)
     use_sim_time: bool = True
 
-    @field_validator("args", mode="before")
-    @classmethod
-    def _arg_names(cls, value: object) -> object:
-        if isinstance(value, Mapping):
-            _check_arg_names(value)
-        return value
+    _names = field_validator("args", mode="before")(_arg_names)
 
     @model_validator(mode="after")
     def _exactly_one(self) -> StackSpec:
@@ -458,12 +460,7 @@ class SweepPoint(_Strict):
 
     model_config = _LAX
 
-    @field_validator("args", mode="before")
-    @classmethod
-    def _arg_names(cls, value: object) -> object:
-        if isinstance(value, Mapping):
-            _check_arg_names(value)
-        return value
+    _names = field_validator("args", mode="before")(_arg_names)
 
 
 class SweepMatrix(_Strict):
@@ -481,12 +478,7 @@ class SweepMatrix(_Strict):
 
     model_config = _LAX
 
-    @field_validator("args", mode="before")
-    @classmethod
-    def _arg_names(cls, value: object) -> object:
-        if isinstance(value, Mapping):
-            _check_arg_names(value)
-        return value
+    _names = field_validator("args", mode="before")(_arg_names)
 
     @property
     def axes(self) -> list[tuple[str, tuple[object, ...]]]:

@@ -11,8 +11,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 
@@ -20,6 +18,7 @@ from acres_bridge.geo.georef import ACRE_GEOREFERENCE
 from acres_bridge.processes import localhost_environment
 from acres_bridge.session import AgentConfig, IsolatedSession, SessionConfig, SessionError, StartPose
 from acres_bridge.session.domains import DomainPoolError, lease_domain
+from session.programs import killed_at_the_end
 
 pytestmark = pytest.mark.integration
 
@@ -116,21 +115,6 @@ def test_a_session_left_open_ends_its_processes_when_its_program_exits(tmp_path)
     simulator, bridge = (int(pid) for pid in done.stdout.split())
     assert wait_gone(simulator)
     assert wait_gone(bridge)
-
-
-@contextmanager
-def killed_at_the_end(code: str) -> Iterator[list[int]]:
-    """A Python program running `code`, which prints one line of numbers and then waits: those
-    numbers. The program is killed with SIGKILL when the block ends, so it closes nothing."""
-    program = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=localhost_environment()
-    )
-    try:
-        assert program.stdout is not None
-        yield [int(value) for value in program.stdout.readline().split()]
-    finally:
-        program.kill()
-        program.wait(10)
 
 
 def test_a_killed_program_s_session_ends_and_holds_its_domain_until_it_has(tmp_path):

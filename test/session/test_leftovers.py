@@ -8,17 +8,16 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from acres_bridge.process_tree import Identity, ProcessInfo, read_process
-from acres_bridge.processes import MIN_LOG_BYTES, localhost_environment
+from acres_bridge.processes import MIN_LOG_BYTES
 from acres_bridge.session import IsolatedSession, SessionConfig, SessionError
 from acres_bridge.session.domains import DomainPoolError, lease_domain
 from acres_bridge.session.reaper import session_dir
+from session.programs import killed_at_the_end
 
 pytestmark = pytest.mark.integration
 
@@ -124,21 +123,6 @@ def test_a_stack_s_log_keeps_its_first_and_last_part_past_the_bound(tmp_path):
 def test_a_log_bound_below_the_least_is_a_session_error():
     with pytest.raises(SessionError, match="max_log_bytes must be an integer of at least"):
         IsolatedSession(SessionConfig(), Path("unused"), max_log_bytes=1000)
-
-
-@contextmanager
-def killed_at_the_end(code: str) -> Iterator[list[int]]:
-    """A Python program running `code`, which prints one line of numbers and then waits: those
-    numbers. The program is killed with SIGKILL when the block ends, so it closes nothing."""
-    program = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=localhost_environment()
-    )
-    try:
-        assert program.stdout is not None
-        yield [int(value) for value in program.stdout.readline().split()]
-    finally:
-        program.kill()
-        program.wait(10)
 
 
 def test_a_killed_program_s_daemon_is_ended_by_the_session_s_watch(tmp_path):

@@ -25,6 +25,7 @@ from acres_bridge.names import resolve_name
 from acres_bridge.pace import PaceMeter
 from acres_bridge.text_tables import format_table
 from acres_bridge.topic_watch import (
+    LATE_S,
     ClockHistory,
     SimulatorSkips,
     TopicWatch,
@@ -69,6 +70,7 @@ class Monitor(Node):
         self.watches = watches
         self.session: Session | None = None
         self.sim_time_ns: int | None = None
+        self.judged_clock_ns: int | None = None  # the clock the table judges at, once the run stopped
         self.first_clock_ns: int | None = None  # wall time of the first /clock
         self.first_sim_ns: int | None = None  # its simulated time
         self.first_episode_ns: int | None = None
@@ -203,8 +205,16 @@ class Monitor(Node):
         )
 
     def table(self, now_ns: int, skips: SimulatorSkips | None) -> str:
+        clock_ns = self.sim_time_ns if self.judged_clock_ns is None else self.judged_clock_ns
         rows = [
-            topic_row(watch, self.graph(watch, now_ns), now_ns, self.sim_time_ns, skips)
-            for watch in self.watches
+            topic_row(watch, self.graph(watch, now_ns), now_ns, clock_ns, skips) for watch in self.watches
         ]
         return format_table(rows, HEADER)
+
+    def caught_up(self, clock_ns: int) -> bool:
+        """Whether every periodic topic that has come has come to within LATE_S of `clock_ns`."""
+        return all(
+            watch.newest_sim_ns >= clock_ns - LATE_S * NS_PER_S
+            for watch in self.watches
+            if watch.periodic and watch.newest_sim_ns is not None
+        )

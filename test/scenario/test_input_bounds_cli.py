@@ -28,6 +28,14 @@ sweep: {matrix: {seed: [1, 2]}}
 """
 
 
+@pytest.fixture(autouse=True)
+def ray_switch_stays_in_the_test(monkeypatch):
+    """run_sweep sets Ray's loopback switch in this process's environment before it imports Ray:
+    undone after each test, so that a later test of this worker (a `ray start` of its own, which
+    refuses a cluster of several nodes with the switch at 0) never inherits it."""
+    monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+
+
 @pytest.fixture
 def nothing_runs(monkeypatch):
     """Any episode, sweep or Ray start fails the test: the refusals come before them."""

@@ -366,12 +366,17 @@ class TopicWatch:
         start = max(end - int(RATE_WINDOW_S * NS_PER_S), self.first_sim_ns)
         if end - start < int(RATE_WINDOW_S * NS_PER_S) // 2:
             return None
-        in_window = [q for t, q in zip(self.recent_sims, self.recent_seqs, strict=True) if start <= t < end]
-        numbered = [q for q in in_window if q is not None]
-        count = len(in_window)
-        if len(numbered) == count >= 2 and not self.several_publishers:
-            count = numbered[-1] - numbered[0] + 1  # one publisher: its numbers increase
-        return count * NS_PER_S / (end - start)
+        taken = zip(self.recent_sims, self.recent_seqs, strict=True)
+        in_window = [(t, q) for t, q in taken if start <= t < end]
+        numbered = [q for _, q in in_window if q is not None]
+        if len(numbered) == len(in_window) >= 2 and not self.several_publishers:
+            # One publisher: its numbers increase, so the messages from the first to the last taken
+            # in the window, lost ones included, span their stamps (a loss at the window's edge
+            # shortens that span, not the rate).
+            span = in_window[-1][0] - in_window[0][0]
+            if span > 0:
+                return (numbered[-1] - numbered[0]) * NS_PER_S / span
+        return len(in_window) * NS_PER_S / (end - start)
 
     def verdict(self, clock_ns: int | None, skips: SimulatorSkips | None = None) -> Verdict:
         """Whether every message due from the first one to the newest was published (received, or

@@ -40,6 +40,7 @@ from acres_bridge.ingest.channels import (
     SampleSubscription,
     Session,
 )
+from acres_bridge.ingest.clock_hold import ClockHold
 from acres_bridge.ingest.command_gate import CommandGate
 from acres_bridge.ingest.connection import SimulatorConnection
 from acres_bridge.ingest.deliveries import (
@@ -83,19 +84,30 @@ class _PublishedSteps:
         ledger: DeliveryLedger,
         report: Callable[[StepDelivery], None],
         before_request: Callable[[], None] = lambda: None,
+        *,
+        clocks: ClockHold | None = None,
     ) -> None:
-        """`before_request` runs before each step request goes (the frames wanted are sent)."""
+        """`before_request` runs before each step request goes (the frames wanted are sent);
+        `clocks` holds the request's clocks until its data is published (ingest.clock_hold)."""
         self._link = link
         self._bus = bus
         self._ledger = ledger
         self._report = report
         self._before_request = before_request
+        self._clocks = clocks
 
     def request_steps(self, steps: int, *, timeout_s: float) -> StepOutcome:
         self._before_request()
         self._ledger.open()
-        outcome = self._link.request_steps(steps, timeout_s=timeout_s)
-        if outcome.ok and not self._bus.drain(timeout_s):
+        if self._clocks is not None:
+            self._clocks.hold()
+        try:
+            outcome = self._link.request_steps(steps, timeout_s=timeout_s)
+            published = outcome.ok and self._bus.drain(timeout_s)
+        finally:
+            if self._clocks is not None:
+                self._clocks.release()
+        if outcome.ok and not (published and self._bus.drain(timeout_s)):
             outcome = StepOutcome(
                 False,
                 last_step=outcome.last_step,
@@ -164,6 +176,7 @@ class IngestNode(NodeWithoutPublisherEvents):
         self._hello: Hello | None = None
         self._metas: list[SensorMeta | None] = []
         self.pace = PaceMeter()  # the session's real-time factor, from the clock as it arrives
+        self._clocks = ClockHold(self._publish_clock)
         for channel in CHANNELS:
             if not channel.per_agent:
                 self._add_end(channel, 0)
@@ -181,7 +194,12 @@ class IngestNode(NodeWithoutPublisherEvents):
             SimulationControl(
                 self,
                 _PublishedSteps(
-                    self.connection, bus, ledger, self._delivery_reporter(), self._update_frame_demand
+                    self.connection,
+                    bus,
+                    ledger,
+                    self._delivery_reporter(),
+                    self._update_frame_demand,
+                    clocks=self._clocks,
                 ),
                 self.episode,
                 step_timeout_s=float(step_timeout_s),
@@ -290,11 +308,17 @@ class IngestNode(NodeWithoutPublisherEvents):
         """Publish a sample on its channel, then let the ingest note what it needs of it."""
         kind = type(sample)
         outlet = self._outlets.get((kind, agent))
-        if outlet is not None:
+        held = kind is Clock and self._clocks.take(agent, sample)  # type: ignore[arg-type]
+        if outlet is not None and not held:
             outlet.publish(sample)
         observe = self._observers.get(kind)
         if observe is not None:
             observe(agent, sample)
+
+    def _publish_clock(self, agent: int, clock: Clock) -> None:
+        outlet = self._outlets.get((Clock, agent))
+        if outlet is not None:
+            outlet.publish(clock)
 
     def _on_clock(self, agent: int, clock: Clock) -> None:
         self.pace.record(time.monotonic_ns(), clock.stamp_ns)

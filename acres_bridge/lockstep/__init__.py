@@ -6,5 +6,6 @@ from acres_bridge.lockstep import SteppingClient
 from acres_bridge.errors import SteppingError
 from acres_bridge.lockstep.batch import StepBatch, StepMessages
 from acres_bridge.lockstep.client import SteppingClient
+from acres_bridge.lockstep.stack_pace import StackPace
 
-__all__ = ["StepBatch", "StepMessages", "SteppingClient", "SteppingError"]
+__all__ = ["StackPace", "StepBatch", "StepMessages", "SteppingClient", "SteppingError"]

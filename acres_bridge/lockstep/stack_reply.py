@@ -13,6 +13,12 @@ STEADY requests answers every request; if its answer is late, the machine is bus
 waited for up to PATIENT_S. Any other stack (one that commands every other request, or has gone
 quiet) is waited for `timeout_s` at most, so a stack that does not answer each request costs that
 much a request and no more.
+
+A stack that declares its command rates (topic -> Hz, StackPace) is stepped to each tick of its
+timers and waited for by count instead: ``PacedReplies`` spins after each request until the stack
+has sent on each declared topic what its timer owes by the request's last step, at most PATIENT_S,
+and raises StackBehindError naming the shortfall when it has not. A 50 Hz stack then sends at
+50 Hz of simulated time, each command computed at its tick and applied from the next step.
 """
 
 from __future__ import annotations
@@ -23,10 +29,23 @@ from typing import Final
 
 from rclpy.executors import Executor
 
-__all__ = ["DRAIN_S", "PATIENT_S", "STEADY", "StackReplies", "wait_for_reply"]
+from acres_bridge.errors import AcresBridgeError
+from acres_bridge.lockstep.stack_pace import Shortfall, StackPace
+
+__all__ = [
+    "DRAIN_S",
+    "FIRST_MESSAGE_S",
+    "PATIENT_S",
+    "STEADY",
+    "PacedReplies",
+    "StackBehindError",
+    "StackReplies",
+    "wait_for_reply",
+]
 
 DRAIN_S: Final = 0.005  # a spin that takes no command for this long ends the stack's answer
 PATIENT_S: Final = 30.0  # how long a stack that answers every request may take to answer one
+FIRST_MESSAGE_S: Final = 0.2  # after each tick, how long a declared topic's first message is awaited
 STEADY: Final = 8  # answers in a row that show a stack answers every request
 
 
@@ -61,3 +80,49 @@ class StackReplies:
         answered = wait_for_reply(self._executor, self._count, seen, max(0.0, min(bound, limit_s)))
         self.streak = self.streak + 1 if answered else 0
         return answered
+
+
+class StackBehindError(AcresBridgeError):
+    """Raised when a stack has not sent, within the stepper's patience, the commands its declared
+    rates owe by the simulated time run: the message names each topic, owed and sent."""
+
+    def __init__(self, shortfalls: list[Shortfall], waited_s: float) -> None:
+        self.shortfalls = shortfalls
+        super().__init__(
+            "the stack fell behind: "
+            + "; ".join(str(s) for s in shortfalls)
+            + f" (waited {waited_s:.1f} s of wall-clock time; a stack keeps a declared rate only "
+            "with its timers on simulated time, use_sim_time, made before its first clock)"
+        )
+
+
+class PacedReplies:
+    """The wait after each request for what a stack with declared rates owes (see the module)."""
+
+    def __init__(self, executor: Executor, pace: StackPace, count: Callable[[], int]) -> None:
+        self._executor = executor
+        self.pace = pace
+        self._count = count  # every command of the stack, declared topic or not
+
+    def wait(self, step: int, limit_s: float = PATIENT_S) -> None:
+        """Spin until no declared topic is behind at step `step` (at most `limit_s`, never more
+        than PATIENT_S) and, while a declared topic has not started, FIRST_MESSAGE_S for its first
+        message (the tick a stack starts commanding at is then awaited too, on a busy machine);
+        then take the commands already on their way (a tick's other topics). StackBehindError when
+        the stack is still behind."""
+        bound = max(0.0, min(PATIENT_S, limit_s))
+        started = time.monotonic()
+        first_until = started + min(bound, FIRST_MESSAGE_S)
+        behind = self.pace.behind(step)
+        while (behind and time.monotonic() - started < bound) or (
+            self.pace.unstarted() and time.monotonic() < first_until
+        ):
+            self._executor.spin_once(timeout_sec=0.01)
+            behind = self.pace.behind(step)
+        if behind:
+            raise StackBehindError(behind, time.monotonic() - started)
+        while True:
+            before = self._count()
+            self._executor.spin_once(timeout_sec=DRAIN_S)
+            if self._count() == before:
+                return

@@ -11,10 +11,13 @@ The folder (``<run>/<scenario>/<variant>``) gets:
     metrics.json        each criterion's value, the simulated time, the messages read per topic
     verdict.json        PASS / FAIL with each failed criterion / ERROR with the cause
 
-In lockstep the runner steps the session ``steps_per_request`` at a time through SteppingClient,
-so every message of every step is read and a recording's log times are simulation times: the same
-episode gives the same files. In real time the simulator runs freely and the runner reads as a
-subscriber does. Every process of the episode is ended at its end, whatever happened.
+In lockstep the runner steps the session through SteppingClient, ``steps_per_request`` at a time or,
+with ``stack_rates``, to each tick of the stack's timers (acres_bridge.lockstep.stack_pace), so
+every message of every step is read and a recording's log times are simulation times. Without a
+stack the same episode gives the same files; with one, the same steps and counts (a stack's tick
+may now and then compute from the step before: docs/scenarios.md). In real time the simulator runs
+freely and the runner reads as a subscriber does. Every process of the episode is ended at its end,
+whatever happened.
 """
 
 from __future__ import annotations
@@ -36,7 +39,9 @@ from rosbags.interfaces.typing import Typesdict
 
 from acres_bridge.errors import AcresBridgeError, ProcessFailedError
 from acres_bridge.lockstep.batch import message_stamp_ns
-from acres_bridge.lockstep.stack_reply import StackReplies
+from acres_bridge.lockstep.stack_graph import wait_for_paced_stack
+from acres_bridge.lockstep.stack_pace import StackPace
+from acres_bridge.lockstep.stack_reply import PacedReplies, StackReplies
 from acres_bridge.msg_profiles import Direction, MsgProfiles, RateKind, TopicSpec, load_profiles
 from acres_bridge.names import resolve_name
 from acres_bridge.scenario.criteria import Criterion, CriterionResult, make_judges
@@ -57,6 +62,7 @@ __all__ = [
     "episode_topics",
     "run_episode",
     "session_config",
+    "stack_rates",
     "wall_clock_limit_s",
 ]
 
@@ -119,15 +125,34 @@ def _table_topic(profiles: MsgProfiles, vehicle: str, name: str) -> TopicSpec:
     )
 
 
+def stack_rates(scenario: Scenario, profiles: MsgProfiles | None = None) -> dict[str, float]:
+    """The stack's declared command rates (``stepping.stack_rates``) by the table's topic names;
+    ScenarioFileError for a topic that is not a command topic of agent 0's vehicle."""
+    table = profiles or load_profiles()
+    vehicle = scenario.session.first_vehicle
+    rates: dict[str, float] = {}
+    for name, rate_hz in scenario.stepping.stack_rates.items():
+        spec = _table_topic(table, vehicle, name)
+        if spec.direction is not Direction.SUBSCRIBE:
+            commands = [s.name for s in table.table(vehicle) if s.direction is Direction.SUBSCRIBE]
+            raise ScenarioFileError(
+                f"stepping.stack_rates: {name} is not a command topic of the {vehicle} "
+                f"(the bridge publishes it); its command topics are {commands}"
+            )
+        rates[spec.name] = rate_hz
+    return rates
+
+
 def episode_topics(
     scenario: Scenario, profiles: MsgProfiles | None = None
 ) -> tuple[list[TopicSpec], list[TopicSpec]]:
     """(published, commands): the rows of agent 0's table the episode reads. Published rows are the
     criteria's plus, with ``record: all``, every periodic topic the bridge publishes (the sensors'
-    only with perception on); commands are the stack's topics a criterion counts."""
+    only with perception on); commands are the stack's topics a criterion counts or
+    ``stepping.stack_rates`` declares (the stepper counts them: the recording shows what it saw)."""
     table = profiles or load_profiles()
     vehicle = scenario.session.first_vehicle
-    names: list[str] = []
+    names: list[str] = list(stack_rates(scenario, table))
     for judge in make_judges(scenario.criteria, vehicle):
         names += [n for n in judge.topics if n not in names]
     rows = [_table_topic(table, vehicle, name) for name in names]
@@ -267,6 +292,10 @@ def _drive(
     published, commands = episode_topics(scenario)
     names = {resolve_name(s.ros_name, ""): s.name for s in (*published, *commands)}
     command = stack_command(scenario.stack, scenario_dir)
+    lockstep = scenario.stepping.mode == "lockstep"
+    # The runner's command readers exist before the stack does, so that none of its commands is
+    # sent before they match (the bridge would take it, the runner would not count it).
+    stack_commands = _StackCommands(scenario, session) if lockstep else None
     if command is not None:
         session.start_process("stack", command, cwd=scenario_dir)
     bag = None
@@ -280,11 +309,21 @@ def _drive(
                 offered_qos=[qos_from_rclpy(spec.qos.to_rclpy())],
             )
     reader = _Reader(judges, names, bag)
+    if stack_commands is not None:
+        stack_commands.reader = reader
     try:
         if command is not None:
-            _wait_for_stack(session, vehicle, deadline)
-        if scenario.stepping.mode == "lockstep":
-            sim_s = _lockstep(scenario, session, published, reader, deadline, has_stack=command is not None)
+            _wait_for_stack(session, scenario, deadline)
+        if stack_commands is not None:
+            sim_s = _lockstep(
+                scenario,
+                session,
+                published,
+                reader,
+                stack_commands,
+                deadline=deadline,
+                has_stack=command is not None,
+            )
         else:
             sim_s = _realtime(scenario, session, published, commands, reader, deadline=deadline)
         session.check_alive()
@@ -312,17 +351,23 @@ def _check_deadline(scenario: Scenario, deadline: float) -> float:
     return remaining
 
 
-def _wait_for_stack(session: IsolatedSession, vehicle: str, deadline: float) -> None:
+def _wait_for_stack(session: IsolatedSession, scenario: Scenario, deadline: float) -> None:
     """Until the stack publishes one of the vehicle's command topics (the bridge only subscribes
     to them), so that simulated time does not run ahead of a stack still starting; at most
-    STACK_READY_S, after which a stack that commands nothing yet is let be."""
+    STACK_READY_S, after which a stack that commands nothing yet is let be. With stack rates, until
+    each declared topic's publishers subscribe /clock too (lockstep.stack_graph): a publisher on
+    the wall clock is an ERROR."""
     node = session.node
-    topics = [
-        resolve_name(s.ros_name, "")
-        for s in load_profiles().table(vehicle)
-        if s.direction is Direction.SUBSCRIBE
-    ]
-    until = min(deadline, time.monotonic() + STACK_READY_S)
+    vehicle = scenario.session.first_vehicle
+    timeout_s = max(0.0, min(deadline - time.monotonic(), STACK_READY_S))
+    rates = stack_rates(scenario)
+    commands = [s for s in load_profiles().table(vehicle) if s.direction is Direction.SUBSCRIBE]
+    if rates and scenario.stepping.mode == "lockstep":
+        declared = [resolve_name(s.ros_name, "") for s in commands if s.name in rates]
+        wait_for_paced_stack(node, declared, timeout_s, session.check_alive)
+        return
+    topics = [resolve_name(s.ros_name, "") for s in commands]
+    until = time.monotonic() + timeout_s
     while time.monotonic() < until:
         session.check_alive()
         if any(node.count_publishers(topic) > 0 for topic in topics):
@@ -342,55 +387,74 @@ def _subscribe(session: IsolatedSession, specs: Sequence[TopicSpec], on: Callabl
         session.node.create_subscription(spec.message_class(), topic, partial(on, topic), qos)
 
 
+class _StackCommands:
+    """The runner's readers of the vehicle's command topics in lockstep: each command of the stack
+    counted (per declared topic, at the last step of the request under way: StackPace) and, for a
+    topic the episode reads, kept until the request's messages are read."""
+
+    def __init__(self, scenario: Scenario, session: IsolatedSession) -> None:
+        self.pace = StackPace(stack_rates(scenario), PHYSICS_HZ)
+        self.sent = 0  # commands seen so far, on any command topic of the vehicle
+        self.counted_at = 0  # the step a command is counted at
+        self.arrived: list[tuple[str, Any]] = []
+        self.reader: _Reader | None = None
+        table = load_profiles().table(scenario.session.first_vehicle)
+        specs = [s for s in table if s.direction is Direction.SUBSCRIBE]
+        self._names = {resolve_name(s.ros_name, ""): s.name for s in specs}
+        _subscribe(session, specs, self._on_command)
+
+    def _on_command(self, topic: str, message: Any) -> None:
+        self.sent += 1
+        self.pace.sent(self._names[topic], self.counted_at)
+        if self.reader is not None and topic in self.reader.names:
+            self.arrived.append((topic, message))
+
+
 def _lockstep(
     scenario: Scenario,
     session: IsolatedSession,
     published: Sequence[TopicSpec],
     reader: _Reader,
-    deadline: float,
+    commands: _StackCommands,
     *,
+    deadline: float,
     has_stack: bool,
 ) -> float:
     """Step the whole duration, reading every message of every step; the simulated time run, s."""
     stepping = scenario.stepping
     total = round(scenario.duration_s * PHYSICS_HZ)
     now_ns = 0
-    arrived: list[tuple[str, Any]] = []
-    sent = 0  # commands of the stack seen so far, on any command topic of the vehicle
-
-    def on_command(topic: str, message: Any) -> None:
-        nonlocal sent
-        sent += 1
-        if topic in reader.names:
-            arrived.append((topic, message))
-
-    table = load_profiles().table(scenario.session.first_vehicle)
-    _subscribe(session, [s for s in table if s.direction is Direction.SUBSCRIBE], on_command)
     watched = [s.name for s in published] or ["/clock"]
     reader.names.setdefault("/clock", "/clock")
     executor = SingleThreadedExecutor(context=session.node.context)
     client = session.stepping_client(
-        watched, chunk_steps=min(stepping.steps_per_request, 30), executor=executor
+        watched, chunk_steps=min(stepping.requested_steps(), 30), executor=executor
     )
     wait_for_stack = has_stack and stepping.wait_for_stack
-    replies = StackReplies(executor, lambda: sent, stepping.stack_reply_s)
+    replies = StackReplies(executor, lambda: commands.sent, stepping.stack_reply_s)
+    paced = PacedReplies(executor, commands.pace, lambda: commands.sent)
+    most = stepping.requested_steps()
     done = 0
     while done < total:
         remaining = _check_deadline(scenario, deadline)
         session.check_alive()
         client.timeout_s = min(60.0, remaining)
-        before = sent
-        batch = client.step(min(stepping.steps_per_request, total - done))
-        if wait_for_stack:
+        before = commands.sent
+        request = commands.pace.request_steps(done, min(most, total - done))
+        commands.counted_at = done + request
+        batch = client.step(request)
+        if wait_for_stack and commands.pace.rates:
+            paced.wait(done + len(batch.steps), deadline - time.monotonic())
+        elif wait_for_stack:
             replies.wait(before, deadline - time.monotonic())
         for step in batch.steps:
             now_ns = step.step * _NS_PER_S // PHYSICS_HZ
             for topic, messages in step.messages.items():
                 for message in messages:
                     reader.read(topic, message, now_ns)
-        for topic, message in arrived:
+        for topic, message in commands.arrived:
             reader.read(topic, message, now_ns)
-        arrived.clear()
+        commands.arrived.clear()
         done += len(batch.steps)
     return done / PHYSICS_HZ
 

@@ -81,6 +81,8 @@ MAX_ARGS: Final = 64  # arguments of a stack, and of a sweep's point or matrix
 MAX_ARG_TEXT: Final = 1024  # characters of a stack argument's text
 MAX_SWEEP_VALUE_TEXT: Final = 64  # characters of a text a sweep varies: it names episodes and folders
 MAX_DESCRIPTION: Final = 4096  # characters
+PHYSICS_HZ: Final = 120  # physics steps a simulated second: the most a stack's timer can fire
+DEFAULT_STEPS_PER_REQUEST: Final = 12  # 0.1 s of simulated time a request without stack rates
 _MAX_PATH_TEXT: Final = 1024  # characters of a folder of python_path
 _INT64: Final = 1 << 63  # a ROS parameter's integer is an int64
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
@@ -261,12 +263,46 @@ class SteppingSpec(_Strict):
     With ``wait_for_stack`` (lockstep with a stack process), the runner waits after each request
     until the stack has sent a command on one of the vehicle's command topics, at most
     ``stack_reply_s`` of wall-clock time: a stack that commands at real time then commands within
-    every request, however much faster than real time the session steps."""
+    every request, however much faster than real time the session steps.
+
+    ``stack_rates`` (topic -> Hz: the vehicle's command topics and the rates of the stack's timers
+    on simulated time) makes that wait count instead: each request ends at the next step where a
+    declared timer falls due, the runner waits until the stack has sent on each topic what its
+    rate owes by then, and a stack that falls behind is an ERROR naming the topic, owed and sent.
+    ``steps_per_request: auto`` (the default) is then a tick of the stack's timers, else
+    DEFAULT_STEPS_PER_REQUEST; a number caps the request either way."""
 
     mode: Literal["lockstep", "realtime"] = "lockstep"
-    steps_per_request: int = Field(default=12, ge=1, le=MAX_STEPS_PER_REQUEST)
+    steps_per_request: Annotated[int, Field(ge=1, le=MAX_STEPS_PER_REQUEST)] | Literal["auto"] = "auto"
     wait_for_stack: bool = True
     stack_reply_s: float = Field(default=1.0, gt=0, le=60)
+    stack_rates: dict[Annotated[str, Field(pattern=_ROS_NAME.pattern, max_length=255)], float] = Field(
+        default_factory=dict, max_length=16
+    )
+
+    @field_validator("stack_rates")
+    @classmethod
+    def _rates_in_range(cls, rates: dict[str, float]) -> dict[str, float]:
+        for topic, rate in rates.items():
+            if not (math.isfinite(rate) and 0 < rate <= PHYSICS_HZ):
+                raise ValueError(
+                    f"stack_rates: {topic} at {rate} Hz; a rate is above 0 and at most the physics "
+                    f"rate, {PHYSICS_HZ} Hz (a timer on simulated time fires at most once a step)"
+                )
+        return rates
+
+    @model_validator(mode="after")
+    def _rates_in_lockstep(self) -> SteppingSpec:
+        if self.stack_rates and (self.mode != "lockstep" or not self.wait_for_stack):
+            raise ValueError("stack_rates go with mode lockstep and wait_for_stack true")
+        return self
+
+    def requested_steps(self) -> int:
+        """The most steps a request may run: the number given, or with ``auto`` as many as the
+        bridge takes when stack rates shape the requests, else DEFAULT_STEPS_PER_REQUEST."""
+        if self.steps_per_request != "auto":
+            return self.steps_per_request
+        return MAX_STEPS_PER_REQUEST if self.stack_rates else DEFAULT_STEPS_PER_REQUEST
 
 
 class StackSpec(_Strict):

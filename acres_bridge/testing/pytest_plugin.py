@@ -16,7 +16,8 @@ workers never share one), yields a ``SessionSim`` (a Sim with ``start_stack`` an
 scope is the test (default) or, with ``--acres-sim-scope=module`` or the ini option
 ``acres_sim_scope = module``, the module: one session for the module's tests, in time one after
 the other. The marker ``acres_sim(...)`` takes vehicle, seed, scene, start (x, y, yaw_deg),
-start_utc (a datetime), perception, topics and chunk_steps.
+start_utc (a datetime), perception, topics, chunk_steps and stack_rates (command topic -> Hz of the
+stack's timers on simulated time: each step then waits for what they owe, see Sim).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ __all__ = ["acres_sim", "pytest_addoption", "pytest_configure"]
 
 _SCOPES: Final = ("function", "module")
 _MARKER_KEYS: Final = frozenset(
-    {"vehicle", "seed", "scene", "start", "start_utc", "perception", "topics", "chunk_steps"}
+    {"vehicle", "seed", "scene", "start", "start_utc", "perception", "topics", "chunk_steps", "stack_rates"}
 )
 _DEFAULT_START_UTC: Final = datetime(2026, 6, 21, 12, 0, tzinfo=UTC)
 
@@ -50,7 +51,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "acres_sim(vehicle, seed, scene, start, start_utc, perception, topics, chunk_steps): "
+        "acres_sim(vehicle, seed, scene, start, start_utc, perception, topics, chunk_steps, stack_rates): "
         "the session of the acres_sim fixture",
     )
 
@@ -100,6 +101,7 @@ def acres_sim(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
             session,
             topics=options.get("topics"),
             chunk_steps=int(options.get("chunk_steps", 6)),
+            stack_rates=options.get("stack_rates"),
         )
         try:
             yield sim

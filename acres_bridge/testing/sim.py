@@ -10,16 +10,19 @@
 The pytest fixture ``acres_sim`` (acres_bridge.testing.pytest_plugin) yields one on a session of
 its own. Every message of the watched topics arrives before a step returns (SteppingClient), so
 what a test sees depends on simulated time alone, never on how fast the machine is; the stack's
-commands are recorded as they come, at the simulated time of their arrival. Waits on the wall
+commands are recorded as they come, at the simulated time of the last step of the request under
+way (they apply from the next one). Waits on the wall
 clock are bounded and only guard against a hang: a test that fails says what it awaited and what
-came instead.
+came instead. With ``stack_rates`` (command topic -> Hz of the stack's timers on simulated time),
+a step waits after each chunk until the stack has sent what its rates owe (acres_bridge.lockstep.
+stack_pace; chunks are then at most one tick long) and raises SimTimeoutError when it falls behind.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Self
 
 import rclpy
@@ -30,7 +33,9 @@ from rclpy.qos import HistoryPolicy
 from rclpy.signals import SignalHandlerOptions
 
 from acres_bridge.lockstep import SteppingClient
-from acres_bridge.lockstep.stack_reply import StackReplies, wait_for_reply
+from acres_bridge.lockstep.stack_graph import StackNotOnSimTimeError, wait_for_paced_stack
+from acres_bridge.lockstep.stack_pace import StackPace
+from acres_bridge.lockstep.stack_reply import PacedReplies, StackBehindError, StackReplies, wait_for_reply
 from acres_bridge.msg_profiles import Direction, load_profiles
 from acres_bridge.names import resolve_name
 from acres_bridge.scenario.criteria import GROUND_TRUTH
@@ -75,12 +80,14 @@ class Sim:
         chunk_steps: int = 6,
         stack_reply_s: float = 2.0,
         timeout_s: float = 60.0,
+        stack_rates: Mapping[str, float] | None = None,
         on_close: Callable[[], None] | None = None,
     ) -> None:
         self.node = node
         self.vehicle = vehicle
         self.namespace = namespace
         self.chunk_steps = chunk_steps
+        self._counted_at = 0  # the step a command is counted at: the last of the chunk under way
         self.timeout_s = timeout_s
         self.steps = 0  # physics steps run through this Sim
         self._on_close = on_close
@@ -111,6 +118,9 @@ class Sim:
             node.create_subscription(spec.message_class(), topic, self._command_keeper(topic, spec.name), qos)
             self._names[topic] = spec.name
             self._command_topics.append(topic)
+        rates = {self._command_name(t): hz for t, hz in (stack_rates or {}).items()}
+        self._pace = StackPace(rates, PHYSICS_HZ)
+        self._paced = PacedReplies(self._executor, self._pace, lambda: self.commands_seen)
 
     @classmethod
     def connect(
@@ -177,8 +187,9 @@ class Sim:
             raise ValueError(f"cannot step back in time: {total} steps")
         done = 0
         while done < total:
-            chunk = min(self.chunk_steps, total - done)
+            chunk = self._pace.request_steps(self.steps, min(self.chunk_steps, total - done))
             before = self.commands_seen
+            self._counted_at = self.steps + chunk
             batch = self._client.step(chunk)
             for entry in batch.steps:
                 time_s = entry.step / PHYSICS_HZ
@@ -186,13 +197,31 @@ class Sim:
                     self._log.setdefault(topic, []).extend((time_s, m) for m in messages)
             self.steps += len(batch.steps)
             done += len(batch.steps)
-            if self.commands_seen and self.stack_reply_s > 0:
+            if self._pace.rates:
+                self._wait_for_pace()
+            elif self.commands_seen and self.stack_reply_s > 0:
                 self._replies.wait(before)
+
+    def _wait_for_pace(self) -> None:
+        """Until the stack has sent what its declared rates owe by now; SimTimeoutError otherwise."""
+        try:
+            self._paced.wait(self.steps)
+        except StackBehindError as behind:
+            raise SimTimeoutError(f"{behind}{self.stack_logs()}") from None
 
     def wait_for_stack(self, timeout_s: float = 30.0) -> None:
         """Step a chunk at a time until the stack under test sends its first command (it may take
-        a while to discover the bridge); SimTimeoutError after `timeout_s` of wall-clock time."""
+        a while to discover the bridge); SimTimeoutError after `timeout_s` of wall-clock time.
+        With stack rates, first wait without stepping until the declared topics' publishers show
+        and subscribe /clock (acres_bridge.lockstep.stack_graph), so that the stack's timers start
+        with simulated time; SimTimeoutError when one does not subscribe /clock."""
         deadline = time.monotonic() + timeout_s
+        if self._pace.rates:
+            declared = [t for t in self._command_topics if self._names[t] in self._pace.rates]
+            try:
+                wait_for_paced_stack(self.node, declared, timeout_s)
+            except StackNotOnSimTimeError as error:
+                raise SimTimeoutError(f"{error}{self.stack_logs()}") from None
         while not self.commands_seen:
             if time.monotonic() > deadline:
                 publishers = {t: self.node.count_publishers(t) for t in self._command_topics}
@@ -201,7 +230,8 @@ class Sim:
                     f"publishers of the command topics: {publishers}{self.stack_logs()}"
                 )
             self.step(steps=self.chunk_steps)
-            wait_for_reply(self._executor, lambda: self.commands_seen, 0, min(0.5, self.stack_reply_s))
+            if not self._pace.rates:
+                wait_for_reply(self._executor, lambda: self.commands_seen, 0, min(0.5, self.stack_reply_s))
 
     def stack_logs(self) -> str:
         """The last lines of each stack's log, for an error that blames the stack ("" here: a Sim
@@ -265,9 +295,18 @@ class Sim:
             raise KeyError(f"{topic} is not watched by this Sim; it watches {sorted(self._names)}")
         return resolved
 
+    def _command_name(self, topic: str) -> str:
+        """The msg_profiles name of the command topic `topic`; ValueError for any other topic."""
+        resolved = resolve_name(topic.lstrip("/") if not topic.startswith("/") else topic, self.namespace)
+        if resolved not in self._command_topics:
+            commands = [self._names[t] for t in self._command_topics]
+            raise ValueError(f"stack_rates: {topic} is not a command topic of the {self.vehicle}: {commands}")
+        return self._names[resolved]
+
     def _command_keeper(self, topic: str, name: str) -> Callable[[Any], None]:
         def keep(message: Any) -> None:
             self.commands_seen += 1
-            self._log.setdefault(topic, []).append((self.now, message))
+            self._pace.sent(name, self._counted_at)
+            self._log.setdefault(topic, []).append((self._counted_at / PHYSICS_HZ, message))
 
         return keep

@@ -41,7 +41,8 @@ def test_a_good_file_gives_its_values_and_the_defaults():
     assert scenario.session.seed == 7
     assert scenario.session.start_utc == DEFAULT_START_UTC
     assert scenario.stepping.mode == "lockstep"
-    assert scenario.stepping.steps_per_request == 12
+    assert scenario.stepping.steps_per_request == "auto"
+    assert scenario.stepping.requested_steps() == 12  # without stack rates
     assert [c.label for c in scenario.criteria] == ["max_speed", "max_cross_track_error"]
 
 

@@ -37,7 +37,7 @@ def generate_test_description() -> LaunchDescription:
 
 class TestLineFollower(unittest.TestCase):
     def test_the_follower_holds_the_polaris_on_the_route(self) -> None:
-        with Sim.connect(vehicle="polaris") as sim:
+        with Sim.connect(vehicle="polaris", stack_rates={"/vehicle/ulc/cmd": 50}) as sim:
             sim.wait_for_stack()
             sim.step(seconds=20)
             assert_within_route(sim, max_xte=0.3)

@@ -88,7 +88,7 @@ class _PublishedSteps:
         clocks: ClockHold | None = None,
     ) -> None:
         """`before_request` runs before each step request goes (the frames wanted are sent);
-        `clocks` holds the request's clocks until its data is published (ingest.clock_hold)."""
+        `clocks` holds the request's last clock until its data is published (ingest.clock_hold)."""
         self._link = link
         self._bus = bus
         self._ledger = ledger

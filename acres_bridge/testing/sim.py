@@ -11,11 +11,11 @@ The pytest fixture ``acres_sim`` (acres_bridge.testing.pytest_plugin) yields one
 its own. Every message of the watched topics arrives before a step returns (SteppingClient), so
 what a test sees depends on simulated time alone, never on how fast the machine is; the stack's
 commands are recorded as they come, at the simulated time of the last step of the request under
-way (they apply from the next one). Waits on the wall
-clock are bounded and only guard against a hang: a test that fails says what it awaited and what
-came instead. With ``stack_rates`` (command topic -> Hz of the stack's timers on simulated time),
-a step waits after each chunk until the stack has sent what its rates owe (acres_bridge.lockstep.
-stack_pace; chunks are then at most one tick long) and raises SimTimeoutError when it falls behind.
+way (they apply from the next one). Waits on the wall clock are bounded and only guard against a
+hang: a test that fails says what it awaited and what came instead. With ``stack_rates`` (command
+topic -> Hz of the stack's timers on simulated time), each chunk ends at the next tick of a
+declared timer and the step waits until the stack has sent what its timers owe
+(acres_bridge.lockstep.stack_pace), raising SimTimeoutError when it falls behind.
 """
 
 from __future__ import annotations

@@ -66,13 +66,14 @@ def test_a_50_hz_stack_stepped_4_steps_a_request_sends_at_50_hz_of_simulated_tim
     assert metrics["criteria"]["no_dbw_timeout"] == 0  # type: ignore[index]
 
 
-def test_without_declared_rates_the_stack_answers_once_a_request(tmp_path):
-    """Today's behaviour, kept: one answer a request (30 requests a simulated second here)."""
+def test_without_declared_rates_the_stack_answers_at_least_once_a_request(tmp_path):
+    """The wait without rates, kept: at least one answer a 4-step request (30 a simulated second),
+    more when the stack's timer wakes on a clock within the request; no count is owed."""
     verdict, error, metrics = _run(DEMO.format(rates=""), tmp_path)
     assert verdict is Verdict.PASS, error
     rate_hz = metrics["criteria"]["topic_rate"]  # type: ignore[index]
     print(f"ULC rate without stack_rates: {rate_hz} Hz of simulated time")
-    assert rate_hz < 45.0
+    assert 29.0 <= rate_hz <= 50.5
 
 
 def test_a_stack_short_of_its_declared_rate_is_an_error_naming_topic_owed_and_sent(tmp_path):

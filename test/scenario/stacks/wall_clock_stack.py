@@ -1,6 +1,6 @@
-"""A stack for the stack-pace tests: a 50 Hz ULC timer on the wall clock (use_sim_time set false
-after start, so the node drops its /clock subscription), as a stack would that ignores simulated
-time."""
+"""A stack for the stack-pace tests: a 50 Hz ULC timer on the wall clock, as a node that fixes its
+own use_sim_time to false (an override of the constructor wins over the runner's --ros-args), so it
+never subscribes /clock."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from acres_bridge.msg_profiles import load_profiles
 
 class WallClock(Node):
     def __init__(self) -> None:
-        super().__init__("wall_clock_stack")
-        self.set_parameters([Parameter("use_sim_time", value=False)])
+        super().__init__("wall_clock_stack", parameter_overrides=[Parameter("use_sim_time", value=False)])
         self.ulc = load_profiles().topic("polaris", "/vehicle/ulc/cmd").create_publisher(self)
         self.create_timer(0.02, self.tick)
 

@@ -57,11 +57,17 @@ def wait_for_reply(executor: Executor, count: Callable[[], int], seen: int, time
         executor.spin_once(timeout_sec=0.01)
     if count() <= seen:
         return False
+    _drain(executor, count)
+    return True
+
+
+def _drain(executor: Executor, count: Callable[[], int]) -> None:
+    """Spin until a spin of DRAIN_S brings no more commands: those already on their way."""
     while True:
         before = count()
         executor.spin_once(timeout_sec=DRAIN_S)
         if count() == before:
-            return True
+            return
 
 
 class StackReplies:
@@ -121,8 +127,4 @@ class PacedReplies:
             behind = self.pace.behind(step)
         if behind:
             raise StackBehindError(behind, time.monotonic() - started)
-        while True:
-            before = self._count()
-            self._executor.spin_once(timeout_sec=DRAIN_S)
-            if self._count() == before:
-                return
+        _drain(self._executor, self._count)

@@ -31,7 +31,7 @@ DEMO = Path(sys.executable).with_name("acres_demo")
 # real time); the wall-clock bound only ends a run that cannot get there.
 SIM_SECONDS = 6
 SECONDS = 60
-TIMEOUT_S = 90.0
+TIMEOUT_S = 150.0
 
 
 @dataclass(frozen=True)

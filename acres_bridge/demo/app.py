@@ -71,7 +71,7 @@ LOG_INTERVAL_S = 5.0  # table interval when stdout is not a terminal
 STOP_TIMEOUT_S = 10.0  # wait after SIGINT before a child is killed
 
 
-CATCH_UP_S = 10.0  # at the end, the longest wait for what is still on its way to the table
+CATCH_UP_S = 30.0  # at the end, the longest wait for what is still on its way to the table
 
 
 # The Polaris's other nodes, as the lab runs them; the driver drives the built-in route.

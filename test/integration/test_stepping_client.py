@@ -1,6 +1,6 @@
 """The stepping client against the real bridge and simulator: every message of every step arrives.
 
-100 requests of random sizes (1 to 240 steps) with the full Polaris set and with a Maxxum, from a
+50 requests of random sizes (1 to 240 steps) with the full Polaris set and with a Maxxum, from a
 process that works between requests. What the client hands over is checked against what the
 timing rule (acres_bridge.wire.clock) and the reference simulator's GNSS fix delay say each step
 makes, independently of the bridge's delivery report: the count of every topic, each message's
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 PHYSICS_HZ = 120
-REQUESTS = 100
+REQUESTS = 50
 MAX_STEPS = 240
 FIX_DELAY_NS = InsParams().fix_delay_ns  # the reference simulator's INS has no position before it
 
@@ -115,8 +115,9 @@ def check(batch: StepBatch, steps: int, first: int, expected: dict[str, Callable
                 )
 
 
+@pytest.mark.timeout(900)  # about 6,000 steps with perception: minutes on a busy machine
 @pytest.mark.parametrize("ros_client", ["polaris", "maxxum"], indirect=True)
-def test_every_message_of_100_random_requests_arrives_in_step_order(ros_client: SteppingClient) -> None:
+def test_every_message_of_50_random_requests_arrives_in_step_order(ros_client: SteppingClient) -> None:
     sizes = random.Random(15).choices(range(1, MAX_STEPS + 1), k=REQUESTS)
     expected = POLARIS if "/vehicle/odom" in ros_client.topics else MAXXUM
     first = 1

@@ -103,6 +103,7 @@ _NODE_PARAMETERS: dict[str, tuple[str, ...]] = {
         "session_token_file",
         "vehicle",
         "allow_unfenced_commands",
+        "acked_clock",
     ),
     "clock_tf": ("publish_clock",),
     "ins": (),
@@ -140,6 +141,7 @@ class BridgeConfig:
     allow_unfenced_commands: bool = False
     can_udp_port: int = 0  # the first Maxxum's CAN transport; 0: the port the simulator announces
     session_token_file: str = ""  # a session's token file, read once and removed
+    acked_clock: bool = False  # in lockstep, a request's last clock once its data is acknowledged
     speed_kp: float = _CONTROLLER.speed_kp
     speed_ki: float = _CONTROLLER.speed_ki
     max_speed_mps: float = _CONTROLLER.max_speed_mps
@@ -236,6 +238,8 @@ PARAMETER_DESCRIPTIONS: dict[str, str] = {
     "can_udp_port": "the first Maxxum's CAN transport (UDP port, the game's -RlCanUdp=); "
     "0: the port the simulator announces",
     "session_token_file": "a session's token file, read once and removed (docs/protocol.md); empty: none",
+    "acked_clock": "in lockstep, a request's last /clock only once every reliable reader has "
+    "acknowledged the request's data (for a stack stepped at its own pace)",
     "speed_kp": "Maxxum speed controller: pedal per m/s of speed error",
     "speed_ki": "Maxxum speed controller: pedal per m of integrated speed error",
     "max_speed_mps": "Maxxum: the highest speed set point of cmd_vel and speed_cmd",

@@ -7,7 +7,8 @@ control (simulation_interfaces) in the root namespace.
 
 Parameters: control_host, control_port, reconnect_interval_s, step_timeout_s,
 simulation_control (serve the simulation_interfaces services), can_udp_port, vehicle (agent 0's,
-or auto: from the session), allow_unfenced_commands.
+or auto: from the session), allow_unfenced_commands, acked_clock (in lockstep, a request's last
+clock goes out once its data is acknowledged by every reliable reader: acres_bridge.ingest.acks).
 
 Its ends of the channels come from the one table `ingest.channels.CHANNELS`: a sample the link
 hands over goes to the outlet of its class and agent, and what the nodes send on a channel to the
@@ -30,6 +31,7 @@ from acres_interfaces.msg import StepDelivery as StepDeliveryMessage
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from acres_bridge.errors import ParameterError
+from acres_bridge.ingest.acks import ACK_TIMEOUT_S, ACKS, AckWait
 from acres_bridge.ingest.bus import BUS, SampleBus
 from acres_bridge.ingest.channels import (
     CHANNELS,
@@ -86,25 +88,37 @@ class _PublishedSteps:
         before_request: Callable[[], None] = lambda: None,
         *,
         clocks: ClockHold | None = None,
+        acks: AckWait | None = None,
+        on_late_acks: Callable[[list[str]], None] = lambda _topics: None,
     ) -> None:
         """`before_request` runs before each step request goes (the frames wanted are sent);
-        `clocks` holds the request's last clock until its data is published (ingest.clock_hold)."""
+        `clocks` holds the request's last clock until its data is published (ingest.clock_hold)
+        and, with `acks`, acknowledged (ingest.acks; `on_late_acks` gets the topics of a wait that
+        timed out)."""
         self._link = link
         self._bus = bus
         self._ledger = ledger
         self._report = report
         self._before_request = before_request
         self._clocks = clocks
+        self._acks = acks
+        self._on_late_acks = on_late_acks
 
     def request_steps(self, steps: int, *, timeout_s: float) -> StepOutcome:
         self._before_request()
         self._ledger.open()
+        if self._acks is not None:
+            self._acks.open()
         if self._clocks is not None:
             self._clocks.hold()
         try:
             outcome = self._link.request_steps(steps, timeout_s=timeout_s)
             published = outcome.ok and self._bus.drain(timeout_s)
+            if published and self._acks is not None and (late := self._acks.wait()):
+                self._on_late_acks(late)
         finally:
+            if self._acks is not None:
+                self._acks.abandon()
             if self._clocks is not None:
                 self._clocks.release()
         if outcome.ok and not (published and self._bus.drain(timeout_s)):
@@ -157,6 +171,7 @@ class IngestNode(NodeWithoutPublisherEvents):
         except ProtocolError as error:
             raise ParameterError(f"parameter session_token_file: {error}") from None
         vehicle = str(self.declare_parameter("vehicle", "auto").value)
+        acked_clock = bool(self.declare_parameter("acked_clock", False).value)
         self.refused: Counter[str] = Counter()  # commands not sent ("unfenced": no DDS fence)
         self.gate = CommandGate(self)
         self._namespace = self.get_namespace()
@@ -200,6 +215,8 @@ class IngestNode(NodeWithoutPublisherEvents):
                     self._delivery_reporter(),
                     self._update_frame_demand,
                     clocks=self._clocks,
+                    acks=ACKS if acked_clock else None,
+                    on_late_acks=self._on_late_acks,
                 ),
                 self.episode,
                 step_timeout_s=float(step_timeout_s),
@@ -216,6 +233,10 @@ class IngestNode(NodeWithoutPublisherEvents):
             self._add_agent(0, Vehicle(vehicle))  # agent 0's channels exist before any session
         self.connection.start()
         self.get_logger().info(f"connecting to the simulator at {host}:{port}")
+        if acked_clock:
+            self.get_logger().info(
+                "acked_clock: a lockstep request's last /clock goes out once its data is acknowledged"
+            )
 
     def _delivery_reporter(self) -> Callable[[StepDelivery], None]:
         """Publish each request's delivery report (reliable: a client waits on every one)."""
@@ -226,6 +247,14 @@ class IngestNode(NodeWithoutPublisherEvents):
         )
         publisher = self.create_publisher(StepDeliveryMessage, STEP_DELIVERIES, qos)
         return lambda delivery: publisher.publish(delivery_message(delivery))
+
+    def _on_late_acks(self, topics: list[str]) -> None:
+        """A request's last clock went out before these topics' readers acknowledged its data."""
+        self.get_logger().warning(
+            f"acked_clock: readers of {', '.join(sorted(topics))} did not acknowledge a request's data "
+            f"within {ACK_TIMEOUT_S} s; its last /clock went out without ({ACKS.timeouts} such requests)",
+            throttle_duration_sec=5.0,
+        )
 
     def _add_agent(self, agent: int, vehicle: Vehicle) -> None:
         """Make the channels of an agent of this vehicle that it has none of yet."""

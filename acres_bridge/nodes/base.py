@@ -19,6 +19,7 @@ from rclpy.publisher import Publisher
 
 from acres_bridge.convert.frame_names import FrameNames, frame_names
 from acres_bridge.errors import ParameterError
+from acres_bridge.ingest.acks import ACKS, AckWait
 from acres_bridge.ingest.channels import CommandOutlet, IngestChannel, SampleSubscription
 from acres_bridge.ingest.command_gate import CommandGate
 from acres_bridge.ingest.deliveries import LEDGER, DeliveryLedger
@@ -43,16 +44,22 @@ def profiles() -> MsgProfiles:
 
 class StepPublisher:
     """A publisher whose every message names the physics step that made it, for the delivery report
-    of lockstep (acres_bridge.ingest.deliveries), and is shown to the taps on its topic
+    of lockstep (acres_bridge.ingest.deliveries), is noted for the wait for its readers'
+    acknowledgements (acres_bridge.ingest.acks), and is shown to the taps on its topic
     (acres_bridge.nodes.publish_taps)."""
 
     def __init__(
-        self, publisher: Publisher, ledger: DeliveryLedger = LEDGER, taps: PublishTaps = TAPS
+        self,
+        publisher: Publisher,
+        ledger: DeliveryLedger = LEDGER,
+        taps: PublishTaps = TAPS,
+        acks: AckWait = ACKS,
     ) -> None:
         self.publisher = publisher
         self.topic: str = publisher.topic_name  # fully qualified
         self._ledger = ledger
         self._taps = taps
+        self._acks = acks
         ledger.register(self.topic)
         taps.register(self.topic)
 
@@ -67,8 +74,10 @@ class StepPublisher:
         self._handed_on(step, message)
 
     def _handed_on(self, step: int, message: Callable[[], Any]) -> None:
-        """What follows every publish: the step into the delivery report, the message to the taps."""
+        """What follows every publish: the step into the delivery report, the writer to the wait
+        for acknowledgements, the message to the taps."""
         self._ledger.record(self.topic, step)
+        self._acks.wrote(self.publisher)
         taps = self._taps.taps.get(self.topic, ())
         if taps:
             made = message()

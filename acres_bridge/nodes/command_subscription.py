@@ -6,7 +6,8 @@ and a best-effort reader acknowledges nothing, so a reliable publisher could no 
 the bridge to hold its command (`wait_for_all_acked`) before it asks for a lockstep step. So each
 command topic has two readers: one reliable (the profile), one best-effort. A message of a
 reliable publisher reaches both and is handled once: a copy with the source timestamp and the
-publication sequence number of one handled just before is dropped.
+publication sequence number of one handled just before is dropped. Each message handled is
+then told on /_acres/commands_taken (acres_bridge.ingest.commands_taken).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.exceptions import InvalidHandle
 
+from acres_bridge.ingest.commands_taken import CommandTally
 from acres_bridge.msg_profiles import TopicSpec
 from acres_bridge.pending_commands import add_command_source
 
@@ -41,6 +43,7 @@ class CommandSubscription:
             spec.create_subscription(node, self._on_message, event_callbacks=quiet),
             spec.create_subscription(node, self._on_message, best_effort=True),
         ]
+        self.tally = CommandTally(node, self.subscriptions[0].topic_name)
         add_command_source(self)
 
     def take_pending(self) -> int:
@@ -57,7 +60,8 @@ class CommandSubscription:
         return taken
 
     def _on_message(self, message: Any, info: dict[str, Any]) -> None:
-        key = (int(info.get("source_timestamp", 0)), int(info.get("publication_sequence_number", 0)))
+        source_timestamp = int(info.get("source_timestamp", 0))
+        key = (source_timestamp, int(info.get("publication_sequence_number", 0)))
         if key in self._seen:
             self.duplicates += 1
             return
@@ -66,3 +70,4 @@ class CommandSubscription:
         if len(self._order) > _REMEMBERED:
             self._seen.discard(self._order.popleft())
         self._callback(message)
+        self.tally.took(source_timestamp)

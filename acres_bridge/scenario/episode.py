@@ -26,9 +26,8 @@ import json
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -41,7 +40,7 @@ from acres_bridge.errors import AcresBridgeError, ProcessFailedError
 from acres_bridge.lockstep.batch import message_stamp_ns
 from acres_bridge.lockstep.stack_graph import wait_for_paced_stack
 from acres_bridge.lockstep.stack_pace import StackPace
-from acres_bridge.lockstep.stack_reply import PacedReplies, StackReplies
+from acres_bridge.lockstep.stack_reply import BridgeTally, PacedReplies, StackReplies
 from acres_bridge.msg_profiles import Direction, MsgProfiles, RateKind, TopicSpec, load_profiles
 from acres_bridge.names import resolve_name
 from acres_bridge.scenario.criteria import Criterion, CriterionResult, make_judges
@@ -112,6 +111,8 @@ def session_config(scenario: Scenario) -> SessionConfig:
         perception=spec.perception,
         lockstep=scenario.stepping.mode == "lockstep",
         autopilot=scenario.stack.builtin == "autopilot",
+        # a stack stepped at its own pace gets each request's data before its last clock
+        bridge_parameters={"acked_clock": True} if scenario.stepping.stack_rates else {},
     )
 
 
@@ -376,15 +377,26 @@ def _wait_for_stack(session: IsolatedSession, scenario: Scenario, deadline: floa
     _log.info("the stack published none of the %s's command topics within %g s", vehicle, STACK_READY_S)
 
 
-def _subscribe(session: IsolatedSession, specs: Sequence[TopicSpec], on: Callable[[str, Any], None]) -> None:
+def _subscribe(
+    session: IsolatedSession, specs: Sequence[TopicSpec], on: Callable[[str, Any, Mapping[str, Any]], None]
+) -> None:
     """Subscriptions of the session's node to `specs` with their table's QoS and a history deep
-    enough for a burst; `on(topic, message)` gets each message."""
+    enough for a burst; `on(topic, message, info)` gets each message with rclpy's message info."""
     for spec in specs:
         assert spec.qos is not None
         qos = spec.qos.to_rclpy()
         qos.history, qos.depth = HistoryPolicy.KEEP_LAST, _SUBSCRIBER_DEPTH
         topic = resolve_name(spec.ros_name, "")
-        session.node.create_subscription(spec.message_class(), topic, partial(on, topic), qos)
+        session.node.create_subscription(spec.message_class(), topic, _with_info(on, topic), qos)
+
+
+def _with_info(on: Callable[[str, Any, Mapping[str, Any]], None], topic: str) -> Callable[..., None]:
+    """A callback of `topic` that rclpy calls with the message and its info."""
+
+    def receive(message: Any, info: Mapping[str, Any]) -> None:
+        on(topic, message, info)
+
+    return receive
 
 
 class _StackCommands:
@@ -396,18 +408,22 @@ class _StackCommands:
         self.pace = StackPace(stack_rates(scenario), PHYSICS_HZ)
         self.sent = 0  # commands seen so far, on any command topic of the vehicle
         self.counted_at = 0  # the step a command is counted at
-        self.arrived: list[tuple[str, Any]] = []
+        # (source timestamp, topic, message): read in the order the stack sent them, whichever
+        # reader of the runner's took them first
+        self.arrived: list[tuple[int, str, Any]] = []
         self.reader: _Reader | None = None
+        self.tally = BridgeTally(session.node)  # what the bridge has taken of what is seen here
         table = load_profiles().table(scenario.session.first_vehicle)
         specs = [s for s in table if s.direction is Direction.SUBSCRIBE]
         self._names = {resolve_name(s.ros_name, ""): s.name for s in specs}
         _subscribe(session, specs, self._on_command)
 
-    def _on_command(self, topic: str, message: Any) -> None:
+    def _on_command(self, topic: str, message: Any, info: Mapping[str, Any]) -> None:
         self.sent += 1
+        self.tally.saw(topic, info)
         self.pace.sent(self._names[topic], self.counted_at)
         if self.reader is not None and topic in self.reader.names:
-            self.arrived.append((topic, message))
+            self.arrived.append((int(info.get("source_timestamp", 0)), topic, message))
 
 
 def _lockstep(
@@ -431,8 +447,8 @@ def _lockstep(
         watched, chunk_steps=min(stepping.requested_steps(), 30), executor=executor
     )
     wait_for_stack = has_stack and stepping.wait_for_stack
-    replies = StackReplies(executor, lambda: commands.sent, stepping.stack_reply_s)
-    paced = PacedReplies(executor, commands.pace, lambda: commands.sent)
+    replies = StackReplies(executor, lambda: commands.sent, stepping.stack_reply_s, commands.tally)
+    paced = PacedReplies(executor, commands.pace, lambda: commands.sent, commands.tally)
     most = stepping.requested_steps()
     done = 0
     while done < total:
@@ -452,7 +468,7 @@ def _lockstep(
             for topic, messages in step.messages.items():
                 for message in messages:
                     reader.read(topic, message, now_ns)
-        for topic, message in commands.arrived:
+        for _sent, topic, message in sorted(commands.arrived, key=lambda command: command[0]):
             reader.read(topic, message, now_ns)
         commands.arrived.clear()
         done += len(batch.steps)
@@ -488,7 +504,7 @@ def _realtime(
         waited = time.monotonic() - first_clock
         return waited >= READY_S or all(node.count_publishers(name) > 0 for name in names)
 
-    def on_message(topic: str, message: Any) -> None:
+    def on_message(topic: str, message: Any, _info: Mapping[str, Any]) -> None:
         nonlocal clock_ns, start_ns, first_clock
         if topic == "/clock":
             clock_ns = message_stamp_ns(message) or clock_ns

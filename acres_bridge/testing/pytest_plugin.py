@@ -92,6 +92,8 @@ def acres_sim(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
         start_utc=options.get("start_utc", _DEFAULT_START_UTC),
         perception=bool(options.get("perception", False)),
         episode_log=None,
+        # a stack stepped at its own pace gets each request's data before its last clock
+        bridge_parameters={"acked_clock": True} if options.get("stack_rates") else {},
     )
     folder = tmp_path_factory.mktemp("acres_sim")
     session = IsolatedSession(config, folder)

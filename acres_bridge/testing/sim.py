@@ -35,7 +35,13 @@ from rclpy.signals import SignalHandlerOptions
 from acres_bridge.lockstep import SteppingClient
 from acres_bridge.lockstep.stack_graph import StackNotOnSimTimeError, wait_for_paced_stack
 from acres_bridge.lockstep.stack_pace import StackPace
-from acres_bridge.lockstep.stack_reply import PacedReplies, StackBehindError, StackReplies, wait_for_reply
+from acres_bridge.lockstep.stack_reply import (
+    BridgeTally,
+    PacedReplies,
+    StackBehindError,
+    StackReplies,
+    wait_for_reply,
+)
 from acres_bridge.msg_profiles import Direction, load_profiles
 from acres_bridge.names import resolve_name
 from acres_bridge.scenario.criteria import GROUND_TRUTH
@@ -107,7 +113,8 @@ class Sim:
         # resolved topic -> the msg_profiles name (the judges'), in the order the client resolved them
         self._names = dict(zip(self._client.topics, watched, strict=True))
         self.commands_seen = 0
-        self._replies = StackReplies(self._executor, lambda: self.commands_seen, stack_reply_s)
+        self._tally = BridgeTally(node)  # what the bridge has taken of the commands seen here
+        self._replies = StackReplies(self._executor, lambda: self.commands_seen, stack_reply_s, self._tally)
         self._command_topics: list[str] = []
         for spec in table.table(vehicle):
             if spec.direction is not Direction.SUBSCRIBE or spec.qos is None:
@@ -120,7 +127,7 @@ class Sim:
             self._command_topics.append(topic)
         rates = {self._command_name(t): hz for t, hz in (stack_rates or {}).items()}
         self._pace = StackPace(rates, PHYSICS_HZ)
-        self._paced = PacedReplies(self._executor, self._pace, lambda: self.commands_seen)
+        self._paced = PacedReplies(self._executor, self._pace, lambda: self.commands_seen, self._tally)
 
     @classmethod
     def connect(
@@ -303,9 +310,10 @@ class Sim:
             raise ValueError(f"stack_rates: {topic} is not a command topic of the {self.vehicle}: {commands}")
         return self._names[resolved]
 
-    def _command_keeper(self, topic: str, name: str) -> Callable[[Any], None]:
-        def keep(message: Any) -> None:
+    def _command_keeper(self, topic: str, name: str) -> Callable[..., None]:  # (message, info)
+        def keep(message: Any, info: Mapping[str, Any]) -> None:
             self.commands_seen += 1
+            self._tally.saw(topic, info)
             self._pace.sent(name, self._counted_at)
             self._log.setdefault(topic, []).append((self._counted_at / PHYSICS_HZ, message))
 

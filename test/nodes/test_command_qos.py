@@ -7,9 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from acres_interfaces.msg import CommandTaken
 from ds_dbw_msgs.msg import GearCmd
 from rclpy.qos import ReliabilityPolicy
 
+from acres_bridge.ingest.commands_taken import COMMANDS_TAKEN, COMMANDS_TAKEN_QOS
 from acres_bridge.msg_profiles import Direction, load_profiles
 from acres_bridge.nodes.can import Can
 from acres_bridge.nodes.dbw import Dbw
@@ -78,3 +80,27 @@ def test_a_message_of_a_reliable_publisher_is_handled_once() -> None:
         for _ in range(20):
             rig.executor.spin_once(timeout_sec=0.01)
         assert rig.node.forwarded == 5
+
+
+def test_each_command_taken_is_told_with_its_source_timestamp() -> None:
+    # A stepper that saw a stack's command waits until the bridge tells it has taken that very
+    # message (acres_bridge.ingest.commands_taken): the count and the DDS source timestamp.
+    with node_rig(Dbw) as rig:
+        told: list[CommandTaken] = []
+        rig.probe.create_subscription(CommandTaken, COMMANDS_TAKEN, told.append, COMMANDS_TAKEN_QOS)
+        publisher = rig.publisher("polaris", "/vehicle/ulc/cmd")
+        stamps: list[int] = []
+        rig.probe.create_subscription(
+            PROFILES.topic("polaris", "/vehicle/ulc/cmd").message_class(),
+            publisher.topic_name,
+            lambda _message, info: stamps.append(int(info["source_timestamp"])),
+            10,
+        )
+        rig.spin_until(lambda: rig.node.count_publishers(COMMANDS_TAKEN) > 0, "the tally's publisher")
+        rig.spin_until(lambda: publisher.get_subscription_count() == 3, "the probe's reader too")
+        for _ in range(3):
+            publisher.publish(_message("polaris", "/vehicle/ulc/cmd"))
+        rig.spin_until(lambda: len(told) >= 3 and len(stamps) >= 3, "three commands told")
+        ulc = [m for m in told if m.topic == publisher.topic_name]
+        assert [m.taken for m in ulc] == [1, 2, 3]  # each message once, though both readers got it
+        assert [m.source_timestamp_ns for m in ulc] == stamps

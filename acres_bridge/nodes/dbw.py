@@ -51,8 +51,10 @@ class Dbw(SubsystemNode):
         self._reports = [self.publisher(name) for name in REPORT_TOPICS]
         self._commands = self.outlet(DBW_COMMAND)
         self.forwarded = 0
-        for name in COMMAND_TOPICS:
-            self.subscription(name, self._on_command)
+        # Readers ready together are taken in the order they were made (rclpy's executor, and
+        # take_pending_commands before a step): an enable before the commands that follow it, a
+        # disable after an enable (it wins), and the commands last, so that a stack's enable and
+        # first gear command of one tick apply in that order whether they came apart or together.
         self.subscription(
             "/vehicle/enable",
             lambda _message: self._send(
@@ -65,6 +67,8 @@ class Dbw(SubsystemNode):
                 DbwCommand(seq=0, target=DbwTarget.DISABLE, cmd_type=0, flags=0, cmd=0.0)
             ),
         )
+        for name in COMMAND_TOPICS:
+            self.subscription(name, self._on_command)
         self.samples(DBW_REPORT, self._on_report)
 
     def _on_report(self, report: DbwReport) -> None:

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 import samples
-from ds_dbw_msgs.msg import SteeringCmd
+from ds_dbw_msgs.msg import GearCmd, SteeringCmd
+from rclpy.duration import Duration
 from rclpy.parameter import Parameter
 
 from acres_bridge.ingest.channels import (
@@ -29,6 +30,7 @@ from acres_bridge.nodes.episode import EpisodeClock
 from acres_bridge.nodes.ins import Ins
 from acres_bridge.nodes.publish_taps import TAPS
 from acres_bridge.nodes.reset import PoseReset
+from acres_bridge.pending_commands import take_pending_commands
 from acres_bridge.wire import AgentReset, Clock, DbwTarget
 from nodes.node_rig import node_rig
 
@@ -190,6 +192,31 @@ def test_dbw_forwards_a_good_command_and_refuses_a_bad_one_with_a_count() -> Non
         steered = by_target[DbwTarget.STEERING]
         assert (steered.cmd_type, steered.cmd) == (SteeringCmd.CMD_ANGLE, 90.0)
         assert set(by_target) == {DbwTarget.STEERING, DbwTarget.ENABLE}
+
+
+def test_dbw_takes_an_enable_before_the_commands_that_came_with_it() -> None:
+    # A stack's tick sends the enable, then its first gear command; the simulator refuses a gear
+    # command before the enable. Held together (before a step, or ready in one wait of the
+    # executor), they are taken enable first, then disable (which wins), then the commands.
+    with node_rig(Dbw, feeds=(DBW_REPORT,), sends=(DBW_COMMAND,)) as rig:
+        gear = rig.publisher("polaris", "/vehicle/gear/cmd")
+        enable = rig.publisher("polaris", "/vehicle/enable")
+        disable = rig.publisher("polaris", "/vehicle/disable")
+        low = GearCmd()
+        low.cmd.value = low.cmd.LOW
+        for _ in range(3):  # arrival in the worst order: the command first, the enable last
+            gear.publish(low)
+            disable.publish(disable.msg_type())
+            enable.publish(enable.msg_type())
+            for publisher in (gear, disable, enable):  # acknowledged: in the node's readers now
+                assert publisher.wait_for_all_acked(Duration(seconds=30))
+            assert take_pending_commands() >= 3  # as the step service takes them, the executor idle
+            assert [command.target for command in rig.sent] == [
+                DbwTarget.ENABLE,
+                DbwTarget.DISABLE,
+                DbwTarget.GEAR,
+            ]
+            rig.sent.clear()
 
 
 class FaultyClock(SubsystemNode):

@@ -20,7 +20,7 @@ from acres_bridge.errors import AcresBridgeError, ParameterError
 from acres_bridge.nodes.base import profiles
 from acres_bridge.shutdown import StopRequest, finished, spin_until_stopped
 
-__all__ = ["finite_parameter", "publisher", "run", "subscription"]
+__all__ = ["finite_parameter", "publisher", "run", "subscription", "take_pending"]
 
 
 def publisher(node: Node, table: str, name: str) -> Publisher:
@@ -37,6 +37,25 @@ def subscription(node: Node, table: str, name: str, callback: Callable[[Any], No
     """A subscription with the name, type and QoS of a msg_profiles row."""
     made: Subscription = profiles().topic(table, name).create_subscription(node, callback)
     return made
+
+
+def take_pending(subscriptions: Sequence[Subscription]) -> int:
+    """Hand every message the readers of `subscriptions` hold to their callbacks now, in order;
+    how many there were.
+
+    A tick computes from the newest data this way: rclpy's executor hands a subscription one
+    message per wait and runs the timers a wait finds ready first, so a node that lags behind its
+    input would tick on a message that is not its newest. In lockstep, where a step's data reaches
+    the node's readers before the step's clock (the bridge's acked_clock), a timer that takes what
+    is pending computes at each tick from the data of that step, on any machine.
+    """
+    taken = 0
+    for made in subscriptions:
+        with made.handle:
+            while (pending := made.handle.take_message(made.msg_type, made.raw)) is not None:
+                made.callback(pending[0])
+                taken += 1
+    return taken
 
 
 def finite_parameter(

@@ -36,7 +36,9 @@ topics, ``other_nodes`` for the others):
                            cross_track_m  the distance from the route in m (null while waiting)
 
 The commands go out with each status message, at 50 Hz of the node's clock (use_sim_time:=true
-makes it the simulation time). Without odometry, or without the session's georeference, it sends
+makes it the simulation time). Each tick first takes every message its readers hold, so it computes
+from the newest odometry and reports even when the node lags (in lockstep: from the data of the
+tick's step, so that a run repeats). Without odometry, or without the session's georeference, it sends
 nothing but the enable; odometry older than 0.5 s (or with a non-finite pose) counts as none, so
 the simulator's command timeout stops the vehicle. Command headers carry the node's time and the
 frame base_footprint (the spec's parity report gives it for /vehicle/steering/cmd).
@@ -136,9 +138,11 @@ class DbwDemoDriver(SubsystemNode):
         self._gear_engaged = False
         self._dbw_enabled = False
         self._disabled = False  # someone sent /vehicle/disable: never enable again
-        _wiring.subscription(self, "polaris", "/vehicle/gear/report", self._on_gear_report)
-        _wiring.subscription(self, "polaris", "/vehicle/dbw_enabled", self._on_dbw_enabled)
-        _wiring.subscription(self, "polaris", "/vehicle/disable", self._on_disable)
+        self._inputs = [  # taken at each tick (_wiring.take_pending), the odometry's added below
+            _wiring.subscription(self, "polaris", "/vehicle/gear/report", self._on_gear_report),
+            _wiring.subscription(self, "polaris", "/vehicle/dbw_enabled", self._on_dbw_enabled),
+            _wiring.subscription(self, "polaris", "/vehicle/disable", self._on_disable),
+        ]
         self._ulc = _wiring.publisher(self, "polaris", "/vehicle/ulc/cmd")
         self._steering = _wiring.publisher(self, "polaris", "/vehicle/steering/cmd")
         self._route = _wiring.publisher(self, "other_nodes", ROUTE_TOPIC)
@@ -153,7 +157,7 @@ class DbwDemoDriver(SubsystemNode):
         self._odometry: _Odometry | None = None
         self._georef: Georeference | None = None  # set by the session, maybe in the ingest's thread
         self._tracked_georef: Georeference | None = None  # the georeference the tracker's progress is in
-        self._odom = _wiring.subscription(self, "polaris", "/vehicle/odom", self._on_odom)
+        self._inputs.append(_wiring.subscription(self, "polaris", "/vehicle/odom", self._on_odom))
         self._route.publish(
             route_path(self.tracker.route, frame=self.route_frame, stamp=self.get_clock().now().to_msg())
         )
@@ -198,6 +202,7 @@ class DbwDemoDriver(SubsystemNode):
     # ---- the 50 Hz tick -----------------------------------------------------------------------
 
     def _tick(self) -> None:
+        _wiring.take_pending(self._inputs)  # the newest odometry and reports, not the executor's next
         now = self.get_clock().now()
         self._ticks += 1
         if self._enable_tick is None and self._enable.get_subscription_count() > 0:

@@ -3,7 +3,9 @@
 It runs on the real Polaris as it does against the simulator: the same topics, types and QoS.
 It enables the drive-by-wire and shifts to L, then at 50 Hz of the node's clock (simulation time
 with use_sim_time) sends a speed (/vehicle/ulc/cmd) and a curvature (/vehicle/steering/cmd) that
-steer it back onto the line through its first pose, along its first heading.
+steer it back onto the line through its first pose, along its first heading. Each tick first takes
+what its readers hold, so it computes from the newest odometry and reports even when the node lags
+(in lockstep, from the data of the tick's step: the run repeats exactly).
 
 Parameters: speed_mps (default 2.0).
 """
@@ -54,10 +56,21 @@ class LineFollower(Node):
         self.line: tuple[float, float, float] | None = None
         self.enabled = False
         self.gear_now = 0
-        self.create_subscription(Odometry, "/vehicle/odom", self.on_odom, 10)
-        self.create_subscription(Bool, "/vehicle/dbw_enabled", self.on_enabled, 10)
-        self.create_subscription(GearReport, "/vehicle/gear/report", self.on_gear, 10)
+        self.inputs = [
+            self.create_subscription(Odometry, "/vehicle/odom", self.on_odom, 10),
+            self.create_subscription(Bool, "/vehicle/dbw_enabled", self.on_enabled, 10),
+            self.create_subscription(GearReport, "/vehicle/gear/report", self.on_gear, 10),
+        ]
         self.create_timer(1.0 / RATE_HZ, self.tick)
+
+    def take_pending(self) -> None:
+        """Hand every message the readers hold to its callback now. rclpy's executor hands a
+        subscription one message per wait and runs ready timers first: without this, a node that
+        lags ticks on data older than its newest."""
+        for subscription in self.inputs:
+            with subscription.handle:
+                while (taken := subscription.handle.take_message(subscription.msg_type, False)) is not None:
+                    subscription.callback(taken[0])
 
     def on_odom(self, message: Odometry) -> None:
         self.odom = message
@@ -72,6 +85,7 @@ class LineFollower(Node):
         self.gear_now = message.gear.value
 
     def tick(self) -> None:
+        self.take_pending()
         if self.odom is None or self.line is None:
             return
         if not self.enabled:

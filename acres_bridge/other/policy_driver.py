@@ -11,7 +11,9 @@ engagement's commands until the reports show the vehicle engaged (the Polaris: e
 the Maxxum: implement down, PTO), then the policy's action as the vehicle's commands. The control
 loop runs on the odometry: when the INS stops, the commands stop and the vehicle's own command
 timeout stops the vehicle. In a lockstep session the period ends with the odometry of its last
-step, so the node sees what the environment saw at the same step.
+step, so the node sees what the environment saw at the same step. Before it builds a period's
+observation it takes every message its other readers hold (rclpy's executor hands a subscription
+one message per wait), so each topic's part is the newest that has come.
 
 Parameters (read-only):
   policy            module:callable (observation -> action) or a Stable-Baselines3 .zip (required)
@@ -85,8 +87,11 @@ class PolicyDriver(Node):
         }
         odom = self.drive.layout.odom
         # The odometry last: when several messages are ready at once, the others are taken first.
-        for name in [t for t in self.drive.observed_topics() if t != odom]:
+        self._others = [
             _wiring.subscription(self, vehicle, name, self._keeper(name))
+            for name in self.drive.observed_topics()
+            if name != odom
+        ]
         _wiring.subscription(self, vehicle, odom, self._on_odometry)
         self.get_logger().info(
             f"driving a {vehicle} with {self.policy_name} every "
@@ -163,6 +168,7 @@ class PolicyDriver(Node):
         self.next_tick_ns = (stamp_ns // self.period_ns + 1) * self.period_ns
         self.periods += 1
         self.get_logger().debug(f"period {self.periods} at the odometry of {stamp_ns} ns")
+        _wiring.take_pending(self._others)  # the newest of each topic, not the executor's next
         self._control(stamp_ns)
 
     def _publish(self, commands: list[Command], stamp_ns: int) -> None:

@@ -11,6 +11,7 @@ readers hold (acres_bridge.nodes.command_subscription registers them here).
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from typing import Protocol
 
@@ -23,14 +24,18 @@ class CommandSource(Protocol):
         ...
 
 
-_sources: weakref.WeakSet[CommandSource] = weakref.WeakSet()
+# In the order registered (a WeakSet's order is its hashes'): the executor takes readers ready
+# together in the order they were made, and so does the step path, an enable before a gear command.
+_sources: weakref.WeakValueDictionary[int, CommandSource] = weakref.WeakValueDictionary()
+_order = itertools.count()
 
 
 def add_command_source(source: CommandSource) -> None:
     """Register a command topic's readers (kept while the source lives)."""
-    _sources.add(source)
+    _sources[next(_order)] = source
 
 
 def take_pending_commands() -> int:
-    """Take every pending command of every live source; call it in the executor's thread."""
-    return sum(source.take_pending() for source in list(_sources))
+    """Take every pending command of every live source, in the order they were registered; call it
+    in the executor's thread."""
+    return sum(source.take_pending() for source in list(_sources.values()))

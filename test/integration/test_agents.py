@@ -94,6 +94,13 @@ def three(module_processes: Processes, module_ros: Ros) -> ThreeAgents:
 
 
 def test_each_agent_has_its_namespace_and_agent_0_the_root(three):
+    expected = ("/maxxum/implement/state", "/maxxum/can/rx", "/polaris_2/lidar/points", "/maxxum/imu/data")
+    # the graph shows each publisher once discovery has reached it: later on a busy machine
+    three.ros.wait_until(
+        lambda: set(expected) <= set(dict(three.ros.node.get_topic_names_and_types())),
+        "every agent's topics in the graph",
+        60.0,
+    )
     names = dict(three.ros.node.get_topic_names_and_types())
     assert names["/vehicle/odom"] == ["nav_msgs/msg/Odometry"]
     assert names["/polaris_2/vehicle/odom"] == ["nav_msgs/msg/Odometry"]
